@@ -1,0 +1,144 @@
+// ncclMemAlloc / ncclMemFree and buffer registration (ncclCommRegister, windows).
+// On the host backend memory is page-aligned host memory and registration only records the
+// range; with a CUDA device, ncclMemAlloc returns device memory.
+#include <cstdlib>
+#include <mutex>
+#include <unordered_set>
+
+#include "api/api_export.h"
+#include "api/api_guard.h"
+#include "core/comm.h"
+#include "device/device_probe.h"
+
+#ifdef ACCL_HAVE_CUDA
+#include <cuda_runtime.h>
+#endif
+
+// A registered window (the public ncclWindow_t points to this).
+struct ncclWindow_vidmem {
+  static constexpr uint64_t kMagic = 0x6163636c77696e64ull;  // "acclwind"
+  uint64_t magic = kMagic;
+  ncclComm* comm;
+  void* buff;
+  size_t size;
+  int flags;
+};
+
+namespace accl {
+namespace {
+
+// A registration handle from ncclCommRegister.
+struct Registration {
+  static constexpr uint64_t kMagic = 0x6163636c72656773ull;  // "acclregs"
+  uint64_t magic = kMagic;
+  ncclComm* comm;
+  void* buff;
+  size_t size;
+};
+
+std::mutex gHostAllocMutex;
+std::unordered_set<void*> gHostAllocs;  // ncclMemAlloc'd host blocks, to route ncclMemFree
+
+bool useHostMemory() {
+  Backend b;
+  return selectBackend("ncclMemAlloc", &b) != ncclSuccess || b == Backend::Host;
+}
+
+}  // namespace
+}  // namespace accl
+
+using namespace accl;
+
+ACCL_API(ncclResult_t, ncclMemAlloc, void** ptr, size_t size) {
+  return apiGuard("ncclMemAlloc", [&]() -> ncclResult_t {
+    if (ptr == nullptr) return fail(ncclInvalidArgument, "ncclMemAlloc: ptr is NULL");
+    *ptr = nullptr;
+    if (size == 0) return ncclSuccess;
+    if (useHostMemory()) {
+      void* p = nullptr;
+      if (posix_memalign(&p, 4096, size) != 0)
+        return fail(ncclSystemError, "ncclMemAlloc: cannot allocate %zu bytes of host memory", size);
+      std::lock_guard<std::mutex> lock(gHostAllocMutex);
+      gHostAllocs.insert(p);
+      *ptr = p;
+      return ncclSuccess;
+    }
+#ifdef ACCL_HAVE_CUDA
+    cudaError_t err = cudaMalloc(ptr, size);
+    if (err != cudaSuccess)
+      return fail(ncclUnhandledCudaError, "ncclMemAlloc: cudaMalloc of %zu bytes failed: %s", size,
+                  cudaGetErrorString(err));
+    return ncclSuccess;
+#else
+    return fail(ncclInternalError, "ncclMemAlloc: no host backend and no CUDA support");
+#endif
+  });
+}
+
+ACCL_API(ncclResult_t, ncclMemFree, void* ptr) {
+  return apiGuard("ncclMemFree", [&]() -> ncclResult_t {
+    if (ptr == nullptr) return ncclSuccess;
+    {
+      std::lock_guard<std::mutex> lock(gHostAllocMutex);
+      if (gHostAllocs.erase(ptr)) {
+        free(ptr);
+        return ncclSuccess;
+      }
+    }
+#ifdef ACCL_HAVE_CUDA
+    cudaError_t err = cudaFree(ptr);
+    if (err != cudaSuccess)
+      return fail(ncclUnhandledCudaError, "ncclMemFree: cudaFree(%p) failed: %s", ptr, cudaGetErrorString(err));
+    return ncclSuccess;
+#else
+    return fail(ncclInvalidArgument, "ncclMemFree: %p was not allocated by ncclMemAlloc", ptr);
+#endif
+  });
+}
+
+ACCL_API(ncclResult_t, ncclCommRegister, const ncclComm_t comm, void* buff, size_t size, void** handle) {
+  return apiGuard("ncclCommRegister", [&]() -> ncclResult_t {
+    ACCL_CHECK(checkCommReady("ncclCommRegister", comm));
+    if (handle == nullptr) return fail(ncclInvalidArgument, "ncclCommRegister: handle is NULL");
+    if (buff == nullptr && size > 0) return fail(ncclInvalidArgument, "ncclCommRegister: buff is NULL (size %zu)", size);
+    *handle = new Registration{Registration::kMagic, comm, buff, size};
+    return ncclSuccess;
+  });
+}
+
+ACCL_API(ncclResult_t, ncclCommDeregister, const ncclComm_t comm, void* handle) {
+  return apiGuard("ncclCommDeregister", [&]() -> ncclResult_t {
+    ACCL_CHECK(checkCommHandle("ncclCommDeregister", comm));
+    auto* reg = static_cast<Registration*>(handle);
+    if (reg == nullptr || reg->magic != Registration::kMagic || reg->comm != comm)
+      return fail(ncclInvalidArgument, "ncclCommDeregister: handle %p was not registered with comm %p", handle,
+                  (void*)comm);
+    reg->magic = 0;
+    delete reg;
+    return ncclSuccess;
+  });
+}
+
+ACCL_API(ncclResult_t, ncclCommWindowRegister, ncclComm_t comm, void* buff, size_t size, ncclWindow_t* win,
+         int winFlags) {
+  return apiGuard("ncclCommWindowRegister", [&]() -> ncclResult_t {
+    ACCL_CHECK(checkCommReady("ncclCommWindowRegister", comm));
+    if (win == nullptr) return fail(ncclInvalidArgument, "ncclCommWindowRegister: win is NULL");
+    if (winFlags != NCCL_WIN_DEFAULT && winFlags != NCCL_WIN_COLL_SYMMETRIC)
+      return fail(ncclInvalidArgument, "ncclCommWindowRegister: winFlags 0x%x is unknown", winFlags);
+    *win = new ncclWindow_vidmem{ncclWindow_vidmem::kMagic, comm, buff, size, winFlags};
+    return ncclSuccess;
+  });
+}
+
+ACCL_API(ncclResult_t, ncclCommWindowDeregister, ncclComm_t comm, ncclWindow_t win) {
+  return apiGuard("ncclCommWindowDeregister", [&]() -> ncclResult_t {
+    ACCL_CHECK(checkCommHandle("ncclCommWindowDeregister", comm));
+    if (win == nullptr || win->magic != ncclWindow_vidmem::kMagic || win->comm != comm)
+      return fail(ncclInvalidArgument, "ncclCommWindowDeregister: window %p does not belong to comm %p", (void*)win,
+                  (void*)comm);
+    win->magic = 0;
+    delete win;
+    return ncclSuccess;
+  });
+}

@@ -1,0 +1,98 @@
+// The communicator object behind ncclComm_t: identity (rank, size, device, node layout), its
+// bootstrap, its configuration, and the lifecycle state that every API call checks
+// (initializing / ready / finalized / revoked, async error, abort flag).
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "core/bootstrap.h"
+#include "core/config.h"
+#include "nccl.h"
+
+namespace accl {
+
+enum class Backend { Host, Cuda };
+
+const char* backendName(Backend b);
+
+// What every rank tells every other rank during init (exchanged with one allGather).
+struct PeerInfo {
+  int rank;
+  int version;      // NCCL_VERSION_CODE of the library the rank runs
+  int cudaDev;      // device the rank was created for (a label on the host backend)
+  int backend;      // Backend as int: all ranks must agree
+  uint64_t hostHash;  // same value <=> same node (NCCL_HOSTID overrides the host identity)
+  uint64_t pidHash;   // same value <=> same process
+};
+
+// Node layout derived from the peers' host hashes. Nodes are numbered by their lowest rank.
+struct NodeLayout {
+  int nNodes = 0;
+  int node = 0;                 // this rank's node
+  int localRank = 0;            // index among the ranks of this node
+  int localRanks = 0;           // ranks on this node
+  std::vector<int> nodeOfRank;  // node of every rank
+};
+
+enum class CommState { Initializing, Ready, Finalized, Revoked, Failed };
+
+}  // namespace accl
+
+// The public handle type is `struct ncclComm*`, so this struct lives in the global namespace.
+struct ncclComm {
+  static constexpr uint64_t kMagic = 0x616363'6c636f6d6dull;  // "acclcomm"
+  uint64_t startMagic = kMagic;
+
+  int rank = -1;
+  int nranks = 0;
+  int cudaDev = 0;
+  accl::Backend backend = accl::Backend::Host;
+  uint64_t commHash = 0;
+  accl::CommConfig config;
+  std::unique_ptr<accl::Bootstrap> bootstrap;
+  std::vector<accl::PeerInfo> peers;
+  accl::NodeLayout layout;
+
+  std::atomic<int> abortFlag{0};
+  std::atomic<ncclResult_t> asyncResult{ncclInProgress};
+  std::atomic<accl::CommState> state{accl::CommState::Initializing};
+
+  // Background work of a nonblocking communicator (init, split, finalize): at most one at a time.
+  std::mutex jobMutex;
+  std::thread job;
+
+  // Counts splits/shrinks of this communicator so every child gets distinct bootstrap tags.
+  std::atomic<int> childCount{0};
+
+  uint64_t endMagic = kMagic;
+
+  bool blocking() const { return config.base.blocking != 0; }
+};
+
+namespace accl {
+
+// Live-communicator registry: lets the API reject a destroyed or corrupted handle without
+// dereferencing freed memory.
+void registerComm(ncclComm* comm);
+void unregisterComm(ncclComm* comm);
+
+// Validates a handle for the API call `call`: non-null, live, intact magics.
+ncclResult_t checkCommHandle(const char* call, ncclComm* comm);
+
+// Like checkCommHandle, and also requires that initialization finished successfully and the
+// communicator was not revoked or finalized (for calls that need a working communicator).
+ncclResult_t checkCommReady(const char* call, ncclComm* comm);
+
+// Joins the communicator's background job, if any.
+void joinCommJob(ncclComm* comm);
+
+// Frees everything the communicator owns and the object itself.
+void freeComm(ncclComm* comm);
+
+}  // namespace accl

@@ -1,0 +1,260 @@
+// The init job (bootstrap + peer exchange + node layout) and the split/shrink rendezvous.
+// Split and shrink build a child with a fresh bootstrap: the child's first rank creates a
+// unique id and hands it to the other members over the parent's bootstrap, after which the
+// child initializes exactly like ncclCommInitRank.
+#include "core/comm_init.h"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <climits>
+#include <cstring>
+#include <fstream>
+#include <functional>
+#include <map>
+
+#include "core/group.h"
+#include "core/unique_id.h"
+#include "device/device_probe.h"
+#include "util/check.h"
+#include "util/log.h"
+#include "util/params.h"
+
+namespace accl {
+namespace {
+
+constexpr int kSplitTagBase = 1 << 29;
+constexpr int kShrinkTagBase = (1 << 29) + (1 << 28);
+
+uint64_t hashBytes(const void* data, size_t n, uint64_t h = 0xcbf29ce484222325ull) {
+  const unsigned char* p = static_cast<const unsigned char*>(data);
+  for (size_t i = 0; i < n; ++i) {
+    h ^= p[i];
+    h *= 0x100000001b3ull;
+  }
+  return h;
+}
+
+uint64_t hashString(const std::string& s, uint64_t seed) { return hashBytes(s.data(), s.size(), seed); }
+
+std::string readFirstLine(const char* path) {
+  std::ifstream in(path);
+  std::string line;
+  std::getline(in, line);
+  return line;
+}
+
+// Same value on every rank of one node; NCCL_HOSTID replaces the host identity (virtual nodes).
+uint64_t hostHash() {
+  std::string id = paramStr("NCCL_HOSTID");
+  if (id.empty()) {
+    char host[256] = {};
+    gethostname(host, sizeof(host) - 1);
+    id = std::string(host) + readFirstLine("/proc/sys/kernel/random/boot_id");
+  }
+  return hashString(id, 0xcbf29ce484222325ull);
+}
+
+uint64_t pidHash() {
+  char ns[256] = {};
+  ssize_t n = readlink("/proc/self/ns/pid", ns, sizeof(ns) - 1);
+  std::string id = std::to_string(getpid()) + (n > 0 ? std::string(ns, n) : std::string());
+  return hashString(id, 0x84222325cbf29ce4ull);
+}
+
+NodeLayout computeLayout(const std::vector<PeerInfo>& peers, int rank) {
+  NodeLayout l;
+  std::map<uint64_t, int> nodeOfHash;  // numbered in order of first appearance = lowest rank
+  l.nodeOfRank.resize(peers.size());
+  for (size_t r = 0; r < peers.size(); ++r) {
+    auto it = nodeOfHash.find(peers[r].hostHash);
+    if (it == nodeOfHash.end()) it = nodeOfHash.emplace(peers[r].hostHash, (int)nodeOfHash.size()).first;
+    l.nodeOfRank[r] = it->second;
+  }
+  l.nNodes = (int)nodeOfHash.size();
+  l.node = l.nodeOfRank[rank];
+  for (size_t r = 0; r < peers.size(); ++r) {
+    if (l.nodeOfRank[r] != l.node) continue;
+    if ((int)r < rank) l.localRank++;
+    l.localRanks++;
+  }
+  return l;
+}
+
+// Runs on the job thread: bootstrap, exchange PeerInfo, check agreement, derive the layout.
+ncclResult_t initJob(ncclComm* comm, std::vector<ncclUniqueId> ids) {
+  BootstrapOptions opts;
+  opts.rank = comm->rank;
+  opts.nranks = comm->nranks;
+  opts.abortFlag = &comm->abortFlag;
+  opts.timeoutMs = paramInt("ACCL_BOOTSTRAP_TIMEOUT_MS");
+  ACCL_CHECK(Bootstrap::create(ids.data(), (int)ids.size(), opts, &comm->bootstrap));
+
+  comm->peers.assign(comm->nranks, PeerInfo{});
+  PeerInfo& me = comm->peers[comm->rank];
+  me.rank = comm->rank;
+  me.version = NCCL_VERSION_CODE;
+  me.cudaDev = comm->cudaDev;
+  me.backend = (int)comm->backend;
+  me.hostHash = hostHash();
+  me.pidHash = pidHash();
+  ACCL_CHECK(comm->bootstrap->allGather(comm->peers.data(), sizeof(PeerInfo)));
+  for (int r = 0; r < comm->nranks; ++r) {
+    const PeerInfo& p = comm->peers[r];
+    if (p.version != NCCL_VERSION_CODE)
+      return fail(ncclInvalidUsage, "ncclCommInitRank: rank %d runs library version %d, rank %d runs %d", r,
+                  p.version, comm->rank, NCCL_VERSION_CODE);
+    if (p.backend != (int)comm->backend)
+      return fail(ncclInvalidUsage, "ncclCommInitRank: rank %d uses the %s backend but rank %d uses %s", r,
+                  backendName((Backend)p.backend), comm->rank, backendName(comm->backend));
+  }
+  comm->layout = computeLayout(comm->peers, comm->rank);
+  comm->state = CommState::Ready;
+  ACCL_INFO(ACCL_LOG_INIT,
+            "comm %p rank %d nranks %d cudaDev %d backend %s nodes %d localRank %d/%d commId 0x%lx%s%s - Init "
+            "COMPLETE",
+            (void*)comm, comm->rank, comm->nranks, comm->cudaDev, backendName(comm->backend), comm->layout.nNodes,
+            comm->layout.localRank, comm->layout.localRanks, (unsigned long)comm->commHash,
+            comm->config.commName.empty() ? "" : " commName ", comm->config.commName.c_str());
+  return ncclSuccess;
+}
+
+// Creates the child id on the leader and distributes it to `members` over the parent.
+ncclResult_t shareChildId(ncclComm* parent, const std::vector<int>& members, int tag, ncclUniqueId* id) {
+  if (members.front() == parent->rank) {
+    ACCL_CHECK(createUniqueId(id));
+    for (size_t i = 1; i < members.size(); ++i) ACCL_CHECK(parent->bootstrap->send(members[i], tag, id, sizeof(*id)));
+  } else {
+    ACCL_CHECK(parent->bootstrap->recv(members.front(), tag, id, sizeof(*id)));
+  }
+  return ncclSuccess;
+}
+
+// The child's init job once its rank and id are known.
+ncclResult_t childInit(ncclComm* parent, ncclComm* child, const std::vector<int>& members, int tag) {
+  ncclUniqueId id;
+  ACCL_CHECK(shareChildId(parent, members, tag, &id));
+  child->commHash = hashBytes(&id, sizeof(id));
+  return initJob(child, {id});
+}
+
+ncclComm* newComm(int nranks, int rank, int cudaDev, Backend backend, const CommConfig& config) {
+  ncclComm* comm = new ncclComm();
+  comm->nranks = nranks;
+  comm->rank = rank;
+  comm->cudaDev = cudaDev;
+  comm->backend = backend;
+  comm->config = config;
+  registerComm(comm);
+  return comm;
+}
+
+}  // namespace
+
+ncclResult_t createComm(const char* call, ncclComm_t* newcomm, int nranks, int rank, int cudaDev,
+                        const std::vector<ncclUniqueId>& ids, const CommConfig& config) {
+  Backend backend;
+  ACCL_CHECK(selectBackend(call, &backend));
+  for (size_t i = 0; i < ids.size(); ++i) {
+    UniqueIdInfo info;
+    ACCL_CHECK(parseUniqueId(ids[i], &info));
+  }
+  logVersionBannerOnce();
+  ncclComm* comm = newComm(nranks, rank, cudaDev, backend, config);
+  comm->commHash = hashBytes(ids.data(), sizeof(ncclUniqueId));
+  *newcomm = comm;
+  ACCL_INFO(ACCL_LOG_INIT, "%s: comm %p rank %d nranks %d cudaDev %d commId 0x%lx - Init START", call, (void*)comm,
+            rank, nranks, cudaDev, (unsigned long)comm->commHash);
+  return launchCommJob(comm, [comm, ids] { return initJob(comm, ids); });
+}
+
+ncclResult_t splitComm(ncclComm* parent, int color, int key, ncclComm_t* newcomm, const ncclConfig_t* userConfig) {
+  const char* call = "ncclCommSplit";
+  if (color < 0 && color != NCCL_SPLIT_NOCOLOR)
+    return fail(ncclInvalidArgument, "ncclCommSplit: color %d is invalid (must be >= 0 or NCCL_SPLIT_NOCOLOR)",
+                color);
+  CommConfig config;
+  ACCL_CHECK(resolveConfig(call, userConfig, &parent->config, &config));
+  int tag = kSplitTagBase + parent->childCount++;
+  *newcomm = nullptr;
+
+  // The rendezvous: every parent rank publishes (color, key); members of one color are ordered
+  // by (key, parent rank).
+  struct ColorKey {
+    int color, key;
+  };
+  auto rendezvous = [parent, color, key](std::vector<int>* members) -> ncclResult_t {
+    std::vector<ColorKey> all(parent->nranks);
+    all[parent->rank] = {color, key};
+    ACCL_CHECK(parent->bootstrap->allGather(all.data(), sizeof(ColorKey)));
+    members->clear();
+    for (int r = 0; r < parent->nranks; ++r)
+      if (all[r].color == color) members->push_back(r);
+    std::stable_sort(members->begin(), members->end(), [&](int a, int b) { return all[a].key < all[b].key; });
+    return ncclSuccess;
+  };
+
+  if (color == NCCL_SPLIT_NOCOLOR) {
+    // This rank takes part in the rendezvous but gets no child; the job is the parent's.
+    return launchCommJob(parent, [parent, rendezvous] {
+      std::vector<int> members;
+      ACCL_CHECK(rendezvous(&members));
+      parent->state = CommState::Ready;
+      return ncclSuccess;
+    });
+  }
+  // The child's rank and size are only known after the rendezvous; the job fills them in.
+  ncclComm* child = newComm(0, 0, parent->cudaDev, parent->backend, config);
+  *newcomm = child;
+  return launchCommJob(child, [parent, child, rendezvous, tag] {
+    std::vector<int> members;
+    ACCL_CHECK(rendezvous(&members));
+    child->nranks = (int)members.size();
+    child->rank = (int)(std::find(members.begin(), members.end(), parent->rank) - members.begin());
+    return childInit(parent, child, members, tag);
+  });
+}
+
+ncclResult_t shrinkComm(ncclComm* parent, const int* exclude, int excludeCount, ncclComm_t* newcomm,
+                        const ncclConfig_t* userConfig, int flags) {
+  const char* call = "ncclCommShrink";
+  if (flags != NCCL_SHRINK_DEFAULT && flags != NCCL_SHRINK_ABORT)
+    return fail(ncclInvalidArgument, "ncclCommShrink: shrinkFlags %d is not NCCL_SHRINK_DEFAULT or NCCL_SHRINK_ABORT",
+                flags);
+  if (excludeCount < 0 || excludeCount >= parent->nranks)
+    return fail(ncclInvalidArgument, "ncclCommShrink: excludeRanksCount %d is invalid for a communicator of %d ranks",
+                excludeCount, parent->nranks);
+  if (excludeCount > 0 && exclude == nullptr)
+    return fail(ncclInvalidArgument, "ncclCommShrink: excludeRanksList is NULL but excludeRanksCount is %d",
+                excludeCount);
+  std::vector<bool> excluded(parent->nranks, false);
+  for (int i = 0; i < excludeCount; ++i) {
+    if (exclude[i] < 0 || exclude[i] >= parent->nranks)
+      return fail(ncclInvalidArgument, "ncclCommShrink: excludeRanksList[%d] = %d is not a rank of [0, %d)", i,
+                  exclude[i], parent->nranks);
+    excluded[exclude[i]] = true;
+  }
+  if (excluded[parent->rank])
+    return fail(ncclInvalidArgument, "ncclCommShrink: rank %d is in excludeRanksList and must not call ncclCommShrink",
+                parent->rank);
+  CommConfig config;
+  ACCL_CHECK(resolveConfig(call, userConfig, &parent->config, &config));
+
+  // Survivors keep their relative order; no collective on the parent is needed, since every
+  // survivor can compute the same membership from the exclude list.
+  std::vector<int> members;
+  for (int r = 0; r < parent->nranks; ++r)
+    if (!excluded[r]) members.push_back(r);
+  int childRank = (int)(std::find(members.begin(), members.end(), parent->rank) - members.begin());
+  // The tag must agree among survivors only; excluded ranks never see it.
+  int tag = kShrinkTagBase + parent->childCount++;
+  if (flags == NCCL_SHRINK_ABORT) {
+    // Stop whatever the parent still had in flight before reusing its bootstrap.
+    joinCommJob(parent);
+  }
+  ncclComm* child = newComm((int)members.size(), childRank, parent->cudaDev, parent->backend, config);
+  *newcomm = child;
+  return launchCommJob(child, [parent, child, members, tag] { return childInit(parent, child, members, tag); });
+}
+
+}  // namespace accl

@@ -1,0 +1,15 @@
+// The process-wide "last error" text behind ncclGetLastError(). PyTorch's watchdog reads it
+// from another thread after a call failed, so it is process-wide (not thread-local) and
+// guarded by a lock; readers get a stable copy.
+#pragma once
+
+namespace accl {
+
+// Replaces the stored message.
+void setLastError(const char* message);
+
+// Returns a pointer to a per-thread copy of the stored message, valid until this thread's
+// next call. Never null; "" when no error was recorded.
+const char* lastErrorText();
+
+}  // namespace accl
