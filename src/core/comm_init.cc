@@ -17,6 +17,7 @@
 #include "core/unique_id.h"
 #include "device/device_probe.h"
 #include "util/check.h"
+#include "util/last_error.h"
 #include "util/log.h"
 #include "util/params.h"
 
@@ -82,7 +83,7 @@ NodeLayout computeLayout(const std::vector<PeerInfo>& peers, int rank) {
 }
 
 // Runs on the job thread: bootstrap, exchange PeerInfo, check agreement, derive the layout.
-ncclResult_t initJob(ncclComm* comm, std::vector<ncclUniqueId> ids) {
+ncclResult_t initJobSteps(ncclComm* comm, const std::vector<ncclUniqueId>& ids) {
   BootstrapOptions opts;
   opts.rank = comm->rank;
   opts.nranks = comm->nranks;
@@ -119,6 +120,18 @@ ncclResult_t initJob(ncclComm* comm, std::vector<ncclUniqueId> ids) {
   return ncclSuccess;
 }
 
+// Re-raises a failure from deep inside a job (bootstrap, peer checks) with the API call's name
+// and the rank in front, so ncclGetLastError says which call failed and why.
+ncclResult_t blame(const char* call, int rank, ncclResult_t res) {
+  if (res == ncclSuccess) return res;
+  std::string inner = lastErrorText();
+  return fail(res, "%s: rank %d: %s", call, rank, inner.c_str());
+}
+
+ncclResult_t initJob(const char* call, ncclComm* comm, const std::vector<ncclUniqueId>& ids) {
+  return blame(call, comm->rank, initJobSteps(comm, ids));
+}
+
 // Creates the child id on the leader and distributes it to `members` over the parent.
 ncclResult_t shareChildId(ncclComm* parent, const std::vector<int>& members, int tag, ncclUniqueId* id) {
   if (members.front() == parent->rank) {
@@ -131,11 +144,12 @@ ncclResult_t shareChildId(ncclComm* parent, const std::vector<int>& members, int
 }
 
 // The child's init job once its rank and id are known.
-ncclResult_t childInit(ncclComm* parent, ncclComm* child, const std::vector<int>& members, int tag) {
+ncclResult_t childInit(const char* call, ncclComm* parent, ncclComm* child, const std::vector<int>& members,
+                       int tag) {
   ncclUniqueId id;
-  ACCL_CHECK(shareChildId(parent, members, tag, &id));
+  ACCL_CHECK(blame(call, parent->rank, shareChildId(parent, members, tag, &id)));
   child->commHash = hashBytes(&id, sizeof(id));
-  return initJob(child, {id});
+  return initJob(call, child, {id});
 }
 
 ncclComm* newComm(int nranks, int rank, int cudaDev, Backend backend, const CommConfig& config) {
@@ -165,7 +179,7 @@ ncclResult_t createComm(const char* call, ncclComm_t* newcomm, int nranks, int r
   *newcomm = comm;
   ACCL_INFO(ACCL_LOG_INIT, "%s: comm %p rank %d nranks %d cudaDev %d commId 0x%lx - Init START", call, (void*)comm,
             rank, nranks, cudaDev, (unsigned long)comm->commHash);
-  return launchCommJob(comm, [comm, ids] { return initJob(comm, ids); });
+  return launchCommJob(comm, [call, comm, ids] { return initJob(call, comm, ids); });
 }
 
 ncclResult_t splitComm(ncclComm* parent, int color, int key, ncclComm_t* newcomm, const ncclConfig_t* userConfig) {
@@ -186,7 +200,7 @@ ncclResult_t splitComm(ncclComm* parent, int color, int key, ncclComm_t* newcomm
   auto rendezvous = [parent, color, key](std::vector<int>* members) -> ncclResult_t {
     std::vector<ColorKey> all(parent->nranks);
     all[parent->rank] = {color, key};
-    ACCL_CHECK(parent->bootstrap->allGather(all.data(), sizeof(ColorKey)));
+    ACCL_CHECK(blame("ncclCommSplit", parent->rank, parent->bootstrap->allGather(all.data(), sizeof(ColorKey))));
     members->clear();
     for (int r = 0; r < parent->nranks; ++r)
       if (all[r].color == color) members->push_back(r);
@@ -211,7 +225,7 @@ ncclResult_t splitComm(ncclComm* parent, int color, int key, ncclComm_t* newcomm
     ACCL_CHECK(rendezvous(&members));
     child->nranks = (int)members.size();
     child->rank = (int)(std::find(members.begin(), members.end(), parent->rank) - members.begin());
-    return childInit(parent, child, members, tag);
+    return childInit("ncclCommSplit", parent, child, members, tag);
   });
 }
 
@@ -254,7 +268,8 @@ ncclResult_t shrinkComm(ncclComm* parent, const int* exclude, int excludeCount, 
   }
   ncclComm* child = newComm((int)members.size(), childRank, parent->cudaDev, parent->backend, config);
   *newcomm = child;
-  return launchCommJob(child, [parent, child, members, tag] { return childInit(parent, child, members, tag); });
+  return launchCommJob(child,
+                       [parent, child, members, tag] { return childInit("ncclCommShrink", parent, child, members, tag); });
 }
 
 }  // namespace accl
