@@ -1,0 +1,60 @@
+// The one registry of every environment variable accl reads: NCCL_* names keep NCCL's meaning,
+// ACCL_* names are accl's own. Each line: ACCL_PARAM(NAME, Kind, "default", "help").
+// Kind is Int (parsed with strtoll base 0, so hex works) or Str. tools/accl-info --env prints it.
+// Add a line here before reading a new variable; reading an undeclared name is a bug.
+// (No include guard: this file is expanded several times with different ACCL_PARAM definitions.)
+
+// --- Logging ---
+ACCL_PARAM(NCCL_DEBUG, Str, "", "Log level: VERSION, WARN, INFO, ABORT or TRACE (unset: silent).")
+ACCL_PARAM(NCCL_DEBUG_SUBSYS, Str, "INIT,BOOTSTRAP,ENV",
+           "Comma list of subsystems logged at INFO (INIT,COLL,P2P,SHM,NET,GRAPH,TUNING,ENV,ALLOC,CALL,PROXY,"
+           "NVLS,BOOTSTRAP,REG,PROFILE,RAS,ALL); a leading ^ excludes the listed ones.")
+ACCL_PARAM(NCCL_DEBUG_FILE, Str, "", "Write logs to this file instead of stdout; %h = hostname, %p = pid.")
+ACCL_PARAM(NCCL_CONF_FILE, Str, "",
+           "File of KEY=VALUE defaults (else ~/.nccl.conf, then /etc/nccl.conf); the environment wins.")
+
+// --- Backend and communicators ---
+ACCL_PARAM(ACCL_BACKEND, Str, "", "Execution backend: 'cuda' or 'host' (default: cuda when built with CUDA "
+                                  "and a GPU is visible, else host).")
+ACCL_PARAM(NCCL_COMM_BLOCKING, Int, "-2147483648",
+           "Overrides ncclConfig_t.blocking for every communicator (0 = nonblocking, 1 = blocking).")
+ACCL_PARAM(NCCL_COMM_SPLIT_SHARE_RESOURCES, Int, "-2147483648", "Overrides ncclConfig_t.splitShare.")
+ACCL_PARAM(NCCL_COMM_SHRINK_SHARE_RESOURCES, Int, "-2147483648", "Overrides ncclConfig_t.shrinkShare.")
+ACCL_PARAM(NCCL_CGA_CLUSTER_SIZE, Int, "-2147483648", "Overrides ncclConfig_t.cgaClusterSize (max 8).")
+ACCL_PARAM(NCCL_MIN_CTAS, Int, "-2147483648", "Overrides ncclConfig_t.minCTAs.")
+ACCL_PARAM(NCCL_MAX_CTAS, Int, "-2147483648", "Overrides ncclConfig_t.maxCTAs.")
+ACCL_PARAM(NCCL_NET, Str, "", "Overrides ncclConfig_t.netName: the network to use (IB, Socket, or a plugin's).")
+ACCL_PARAM(NCCL_COLLNET_ENABLE, Int, "-2147483648", "Overrides ncclConfig_t.collnetEnable.")
+ACCL_PARAM(NCCL_CTA_POLICY, Int, "-2147483648", "Overrides ncclConfig_t.CTAPolicy.")
+ACCL_PARAM(NCCL_NVLS_NCHANNELS, Int, "-2147483648", "Overrides ncclConfig_t.nvlsCTAs.")
+ACCL_PARAM(NCCL_NCHANNELS_PER_NET_PEER, Int, "-2147483648", "Overrides ncclConfig_t.nChannelsPerNetPeer.")
+ACCL_PARAM(NCCL_NVLINK_UTIL_CENTRIC_SCHED_ENABLE, Int, "-2147483648",
+           "Overrides ncclConfig_t.nvlinkCentricSched.")
+ACCL_PARAM(NCCL_HOSTID, Str, "", "Overrides the host identity string: ranks with different ids are treated as "
+                                 "different nodes (used by tests to build virtual nodes).")
+
+// --- Topology and tuning ---
+ACCL_PARAM(NCCL_TOPO_FILE, Str, "",
+           "Topology XML to start from (NCCL format); unset: /var/run/nvidia-topologyd/virtualTopology.xml "
+           "when present, else discovery only.")
+ACCL_PARAM(NCCL_TOPO_DUMP_FILE, Str, "", "Write the detected topology as XML (NCCL format) to this file.")
+ACCL_PARAM(NCCL_TOPO_DUMP_FILE_RANK, Int, "0", "The rank that writes NCCL_TOPO_DUMP_FILE.")
+ACCL_PARAM(NCCL_ALGO, Str, "",
+           "Allowed algorithms, [func:]list[;func:list]... e.g. \"ring;allreduce:tree,ring\"; ^ excludes; names "
+           "Tree Ring CollNetDirect CollNetChain NVLS NVLSTree PAT (unset: all).")
+ACCL_PARAM(NCCL_PROTO, Str, "",
+           "Allowed protocols, [func:]list[;func:list]... e.g. \"^LL128;allreduce:LL128\"; ^ excludes; names "
+           "LL LL128 Simple (unset: all, LL128 where the topology supports it).")
+
+// --- Bootstrap and sockets ---
+ACCL_PARAM(NCCL_COMM_ID, Str, "", "Fixed bootstrap root address host:port; rank 0 then hosts the root.")
+ACCL_PARAM(NCCL_SOCKET_IFNAME, Str, "",
+           "Interfaces for bootstrap/socket traffic: prefix list, ^ excludes, = exact names (e.g. =eth0,lo).")
+ACCL_PARAM(NCCL_SOCKET_FAMILY, Str, "", "Force the socket address family: AF_INET or AF_INET6.")
+ACCL_PARAM(NCCL_SOCKET_RETRY_CNT, Int, "34",
+           "Connect attempts retried on refused/unreachable/timed-out errors before giving up.")
+ACCL_PARAM(NCCL_SOCKET_RETRY_SLEEP_MSEC, Int, "100",
+           "Sleep before connect retry number N is N times this many milliseconds.")
+ACCL_PARAM(ACCL_BOOTSTRAP_TIMEOUT_MS, Int, "120000",
+           "Bound on every bootstrap wait (root waiting for ranks, ranks waiting for the root or a peer); "
+           "on expiry init fails naming the ranks that never arrived.")
