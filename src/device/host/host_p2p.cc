@@ -1,0 +1,128 @@
+// The host point-to-point progress loop (see host_p2p.h).
+#include "device/host/host_p2p.h"
+
+#include <sched.h>
+#include <signal.h>
+#include <time.h>
+
+#include <atomic>
+#include <cerrno>
+#include <cstring>
+
+#include "algos/chunk_loop.h"
+#include "core/comm.h"
+#include "device/common/dtypes.h"
+#include "util/check.h"
+#include "util/time.h"
+
+namespace accl {
+namespace {
+
+struct Transfer {
+  const P2pWork* work;
+  Connection* conn;
+  size_t done = 0;       // elements moved
+  bool started = false;  // a zero-element transfer still takes one step
+  bool finished = false;
+};
+
+std::atomic_ref<uint64_t> counter(uint64_t& w) { return std::atomic_ref<uint64_t>(w); }
+
+void wake(uint32_t& sleepers, const uint64_t& word) {
+  if (std::atomic_ref<uint32_t>(sleepers).load(std::memory_order_seq_cst) != 0)
+    futexWakeWord(reinterpret_cast<const uint32_t*>(&word));
+}
+
+// Moves at most one chunk of `t` if its connection is ready; returns whether it did.
+bool tryStep(Transfer& t) {
+  const P2pWork& w = *t.work;
+  FifoView& f = t.conn->view;
+  const size_t elem = dtypeSize(w.type);
+  const size_t n = minSize(w.chunkElems, w.chanCount - t.done);
+  const size_t off = (w.chanOffset + t.done) * elem;
+  if (w.isSend) {
+    if (static_cast<int64_t>(f.step - counter(f.ctrl->head).load(std::memory_order_acquire)) >= kFifoSteps)
+      return false;
+    std::memcpy(f.simpleSlot(f.step), static_cast<const char*>(w.sendbuff) + off, n * elem);
+    counter(f.ctrl->tail).store(f.step + 1, std::memory_order_seq_cst);
+    wake(f.ctrl->tailSleepers, f.ctrl->tail);
+  } else {
+    if (counter(f.ctrl->tail).load(std::memory_order_acquire) <= f.step) return false;
+    std::memcpy(static_cast<char*>(w.recvbuff) + off, f.simpleSlot(f.step), n * elem);
+    counter(f.ctrl->head).store(f.step + 1, std::memory_order_seq_cst);
+    wake(f.ctrl->headSleepers, f.ctrl->head);
+  }
+  f.step++;
+  t.done += n;
+  t.started = true;
+  t.finished = t.done == w.chanCount;
+  return true;
+}
+
+}  // namespace
+
+ncclResult_t hostRunP2pBatch(CommEngine& engine, int channel, const std::vector<P2pWork>& works) {
+  std::vector<Transfer> transfers(works.size());
+  for (size_t i = 0; i < works.size(); ++i) {
+    transfers[i].work = &works[i];
+    transfers[i].conn = engine.conns.find(channel, works[i].peer, works[i].isSend);
+    if (!transfers[i].conn)
+      return fail(ncclInternalError, "p2p: no connection to rank %d on channel %d", works[i].peer, channel);
+  }
+  const WaitPolicy& policy = engine.wait;
+  int idle = 0;
+  int64_t idleSinceMs = 0;
+  int64_t lastLivenessMs = 0;
+  size_t remaining = transfers.size();
+  while (remaining > 0) {
+    bool progressed = false;
+    for (size_t i = 0; i < transfers.size(); ++i) {
+      Transfer& t = transfers[i];
+      if (t.finished) continue;
+      // Transfers on one connection go in call order: the peer matches them that way.
+      bool blocked = false;
+      for (size_t j = 0; j < i && !blocked; ++j) blocked = !transfers[j].finished && transfers[j].conn == t.conn;
+      if (blocked) continue;
+      if (tryStep(t)) {
+        progressed = true;
+        if (t.finished) --remaining;
+      }
+    }
+    if (progressed) {
+      idle = 0;
+      continue;
+    }
+    // Nothing moved: spin, then yield, then sleep with a growing pause, watching abort,
+    // the timeout and the peers' liveness.
+    if (idle == 0) idleSinceMs = nowMs();
+    ++idle;
+    if (idle < policy.spinCount) continue;
+    if (idle < policy.spinCount + policy.yieldCount) {
+      sched_yield();
+      continue;
+    }
+    int exponent = idle - policy.spinCount - policy.yieldCount;
+    long pauseUs = exponent < 10 ? (1L << exponent) : 1000;
+    struct timespec ts = {0, pauseUs * 1000};
+    nanosleep(&ts, nullptr);
+    if (policy.abortFlag && policy.abortFlag->load())
+      return fail(ncclInvalidUsage, "ncclSend/ncclRecv: aborted (ncclCommAbort) on rank %d", engine.comm->rank);
+    int64_t now = nowMs();
+    if (policy.timeoutMs > 0 && now - idleSinceMs > policy.timeoutMs) {
+      for (Transfer& t : transfers)
+        if (!t.finished)
+          return fail(ncclRemoteError, "%s rank %d: no progress for %ld ms (ACCL_TIMEOUT_MS)",
+                      t.work->isSend ? "ncclSend to" : "ncclRecv from", t.work->peer, (long)(now - idleSinceMs));
+    }
+    if (now - lastLivenessMs > 100) {
+      lastLivenessMs = now;
+      for (Transfer& t : transfers)
+        if (!t.finished && t.conn->peerPid > 0 && kill(t.conn->peerPid, 0) != 0 && errno == ESRCH)
+          return fail(ncclRemoteError, "%s rank %d: the peer process (pid %d) has exited",
+                      t.work->isSend ? "ncclSend to" : "ncclRecv from", t.work->peer, t.conn->peerPid);
+    }
+  }
+  return ncclSuccess;
+}
+
+}  // namespace accl

@@ -1,0 +1,89 @@
+// The host backend's Prims: carries out the schedule steps of src/algos with one thread, through
+// the FIFO protocol of device/common/fifo.h (Simple or LL). A HostPrims serves one phase of one
+// work item on one channel: it knows its receive peers (fan-in, e.g. tree children) and send
+// peers (fan-out), the user buffers, the element type and the reduction op. It never knows
+// which collective it serves.
+//
+// Offsets and counts are in elements of the user buffers: `in` offsets index the input
+// (a contribution: the reduction's preOp applies when it is read, if `inputIsContribution`),
+// `out` offsets index the output. A step of 0 elements still moves one FIFO step, so all
+// ranks stay in step.
+//
+// Errors (abort, timeout, dead peer) are sticky: the first one is kept, later steps do
+// nothing, and the executor reads status() after the schedule returns.
+#pragma once
+
+#include <cstddef>
+#include <vector>
+
+#include "algos/topology_view.h"
+#include "device/common/dev_red_op.h"
+#include "device/common/fifo.h"
+#include "device/common/ids.h"
+#include "device/host/host_wait.h"
+#include "nccl.h"
+
+namespace accl {
+
+// One end of a connection as the Prims uses it.
+struct HostConnEnd {
+  FifoView* fifo;  // persistent view (its `step` is this end's counter)
+  int peerRank;
+  int peerPid;     // 0 when the peer is in this process
+};
+
+struct HostPrimsArgs {
+  HostConnEnd recv[kMaxTreeChildren];
+  int nRecv = 0;
+  HostConnEnd send[kMaxTreeChildren];
+  int nSend = 0;
+  const void* input = nullptr;
+  void* output = nullptr;
+  bool inputIsContribution = true;
+  ncclDataType_t type = ncclFloat32;
+  DevRedOp op{};
+  ProtoId proto = kProtoSimple;
+  const WaitPolicy* wait = nullptr;
+  const char* what = "collective";  // names the operation in error messages
+};
+
+class HostPrims {
+ public:
+  explicit HostPrims(const HostPrimsArgs& args);
+
+  void send(size_t in, size_t n);
+  void recv(size_t out, size_t n);
+  void recvReduceSend(size_t in, size_t n);
+  void recvReduceCopySend(size_t in, size_t out, size_t n, bool postOp);
+  void recvCopySend(size_t out, size_t n);
+  void copySend(size_t in, size_t out, size_t n, bool postOp);
+  void recvReduceCopy(size_t in, size_t out, size_t n, bool postOp);
+  // No peers: output = [postOp] preOp(input).
+  void localCopy(size_t in, size_t out, size_t n, bool postOp);
+
+  ncclResult_t status() const { return status_; }
+
+  // Largest element count one step can carry for `proto`/`type` with this FIFO layout.
+  static size_t chunkCapacity(const FifoLayout& layout, ProtoId proto, size_t elemSize);
+
+ private:
+  enum : unsigned { kRecv = 1, kIn = 2, kOut = 4, kSend = 8, kPost = 16 };
+  void step(unsigned what, size_t in, size_t out, size_t n);
+  // Pointer to the received payload of `step` from recv peer i (waits for it).
+  const char* waitRecv(int i, size_t bytes);
+  void releaseRecv(int i);
+  // Where a send peer's next payload goes (waits for a free slot); Simple writes there directly.
+  char* waitSendSlot(int i, size_t bytes);
+  void postSend(int i, const char* payload, size_t bytes);
+
+  const char* inPtr(size_t elemOff) const { return static_cast<const char*>(args_.input) + elemOff * elemSize_; }
+  char* outPtr(size_t elemOff) const { return static_cast<char*>(args_.output) + elemOff * elemSize_; }
+  char* scratch(int i, size_t bytes);
+
+  HostPrimsArgs args_;
+  size_t elemSize_;
+  ncclResult_t status_ = ncclSuccess;
+  std::vector<char> scratch_[kMaxTreeChildren + 1];
+};
+
+}  // namespace accl

@@ -1,0 +1,83 @@
+// Spin-then-sleep waiting for the host backend (see host_wait.h).
+#include "device/host/host_wait.h"
+
+#include <linux/futex.h>
+#include <sched.h>
+#include <signal.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <cerrno>
+
+#include "util/check.h"
+#include "util/params.h"
+#include "util/time.h"
+
+namespace accl {
+
+WaitPolicy hostWaitPolicy(const std::atomic<int>* abortFlag) {
+  WaitPolicy p;
+  p.abortFlag = abortFlag;
+  p.timeoutMs = paramInt("ACCL_TIMEOUT_MS");
+  p.spinCount = static_cast<int>(paramInt("ACCL_HOST_SPIN"));
+  p.yieldCount = static_cast<int>(paramInt("ACCL_HOST_YIELD"));
+  return p;
+}
+
+void cpuRelax() {
+#if defined(__x86_64__) || defined(__i386__)
+  __builtin_ia32_pause();
+#elif defined(__aarch64__)
+  asm volatile("yield");
+#endif
+}
+
+void futexWaitWord(const uint32_t* word, uint32_t expected, int timeoutUs) {
+  struct timespec ts;
+  ts.tv_sec = timeoutUs / 1000000;
+  ts.tv_nsec = (timeoutUs % 1000000) * 1000L;
+  syscall(SYS_futex, word, FUTEX_WAIT, expected, &ts, nullptr, 0);
+}
+
+void futexWakeWord(const uint32_t* word) { syscall(SYS_futex, word, FUTEX_WAKE, INT32_MAX, nullptr, nullptr, 0); }
+
+ncclResult_t waitSlowPath(const WaitPolicy& policy, bool (*poll)(void*), void* pollArg, const uint32_t* word,
+                          uint32_t* sleepers, int peerPid, const char* what, int peerRank) {
+  for (int i = 0; i < policy.yieldCount; ++i) {
+    if (poll(pollArg)) return ncclSuccess;
+    sched_yield();
+  }
+  const int64_t start = nowMs();
+  int64_t lastLivenessCheck = start;
+  std::atomic_ref<uint32_t> sleeperCount(*sleepers);
+  while (true) {
+    // Read the word first, then announce ourselves, then re-check: the other end either sees
+    // our sleeper count after publishing (and wakes us), or changed the word before our sleep.
+    uint32_t seen = std::atomic_ref<const uint32_t>(*word).load(std::memory_order_seq_cst);
+    sleeperCount.fetch_add(1, std::memory_order_seq_cst);
+    if (poll(pollArg)) {
+      sleeperCount.fetch_sub(1, std::memory_order_seq_cst);
+      return ncclSuccess;
+    }
+    futexWaitWord(word, seen, 10000);
+    sleeperCount.fetch_sub(1, std::memory_order_seq_cst);
+    if (poll(pollArg)) return ncclSuccess;
+
+    if (policy.abortFlag && policy.abortFlag->load(std::memory_order_relaxed))
+      return fail(ncclInvalidUsage, "%s: aborted (ncclCommAbort) while waiting for rank %d", what, peerRank);
+    int64_t now = nowMs();
+    if (policy.timeoutMs > 0 && now - start > policy.timeoutMs)
+      return fail(ncclRemoteError,
+                  "%s: rank %d made no progress for %ld ms (ACCL_TIMEOUT_MS); it may be stuck, dead or not calling "
+                  "the same collective",
+                  what, peerRank, (long)(now - start));
+    if (peerPid > 0 && now - lastLivenessCheck > 100) {
+      lastLivenessCheck = now;
+      if (kill(peerPid, 0) != 0 && errno == ESRCH)
+        return fail(ncclRemoteError, "%s: rank %d (pid %d) has exited", what, peerRank, peerPid);
+    }
+  }
+}
+
+}  // namespace accl

@@ -1,0 +1,58 @@
+// How host-backend threads wait for a FIFO counter or flag: spin briefly, then yield, then sleep
+// on a futex in the shared control block until the other end publishes and wakes us. Ranks may
+// outnumber cores (16 ranks on 2 cores in CI), so a waiter must give its core away quickly.
+// Every wait also watches the communicator's abort flag, an overall timeout, and whether the
+// peer process is still alive, so a dead or silent peer becomes an error, never a hang.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <type_traits>
+
+#include "nccl.h"
+
+namespace accl {
+
+struct WaitPolicy {
+  const std::atomic<int>* abortFlag = nullptr;
+  int64_t timeoutMs = 0;  // <= 0: no timeout
+  int spinCount = 0;      // polls before yielding
+  int yieldCount = 0;     // sched_yield()s before sleeping
+};
+
+// Reads ACCL_HOST_SPIN / ACCL_HOST_YIELD / ACCL_TIMEOUT_MS into a policy for `abortFlag`.
+WaitPolicy hostWaitPolicy(const std::atomic<int>* abortFlag);
+
+// Sleeps until *word != expected or `timeoutUs` passes (a FUTEX_WAIT on shared memory).
+void futexWaitWord(const uint32_t* word, uint32_t expected, int timeoutUs);
+// Wakes every thread sleeping on `word`, in any process.
+void futexWakeWord(const uint32_t* word);
+
+// Waits until ready() is true. While sleeping it registers in *sleepers and sleeps on *word
+// (the low half of the counter the other end bumps after publishing). `peerPid` (0: same
+// process) is checked for liveness while sleeping. `what` names the wait in the error message.
+template <class Ready>
+ncclResult_t waitUntil(const WaitPolicy& policy, Ready&& ready, const uint32_t* word, uint32_t* sleepers,
+                       int peerPid, const char* what, int peerRank);
+
+// Non-template part of waitUntil: the sleeping slow path after spinning and yielding failed.
+// Returns ncclSuccess once ready() holds (checked through `poll`).
+ncclResult_t waitSlowPath(const WaitPolicy& policy, bool (*poll)(void*), void* pollArg, const uint32_t* word,
+                          uint32_t* sleepers, int peerPid, const char* what, int peerRank);
+
+void cpuRelax();
+
+template <class Ready>
+ncclResult_t waitUntil(const WaitPolicy& policy, Ready&& ready, const uint32_t* word, uint32_t* sleepers,
+                       int peerPid, const char* what, int peerRank) {
+  for (int i = 0; i < policy.spinCount; ++i) {
+    if (ready()) return ncclSuccess;
+    cpuRelax();
+  }
+  using Fn = std::remove_reference_t<Ready>;
+  auto poll = [](void* arg) -> bool { return (*static_cast<Fn*>(arg))(); };
+  return waitSlowPath(policy, poll, const_cast<void*>(static_cast<const void*>(&ready)), word, sleepers, peerPid,
+                      what, peerRank);
+}
+
+}  // namespace accl
