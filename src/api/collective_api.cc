@@ -1,44 +1,55 @@
-// Collective, point-to-point and reduction-operator entry points. Until the collective engine
-// lands (src/algos, src/core/enqueue) they validate their arguments like NCCL and then report
-// that the operation is not supported yet, so a client gets a clear error instead of a crash.
+// Collective, point-to-point and reduction-operator entry points. Each call becomes a task of
+// the calling thread's group (core/enqueue.h). AlltoAll, Gather and Scatter are groups of
+// send/recv, as in NCCL.
 #include "api/api_export.h"
 #include "api/api_guard.h"
 #include "core/comm.h"
+#include "core/engine.h"
+#include "core/enqueue.h"
 #include "core/group.h"
+#include "device/common/dtypes.h"
 
 namespace accl {
 namespace {
 
-struct CollArgs {
-  const char* call;
-  const void* sendbuff;
-  const void* recvbuff;
-  size_t count;
-  ncclDataType_t datatype;
-  int op;    // -1 when the collective has no reduction
-  int root;  // -1 when the collective has no root; for send/recv: the peer
-  ncclComm* comm;
-};
+ncclResult_t coll(const char* name, FuncId func, const void* sendbuff, void* recvbuff, size_t count,
+                  ncclDataType_t type, ncclRedOp_t op, int root, ncclComm* comm) {
+  return enqueueColl(comm, CollCall{name, func, sendbuff, recvbuff, count, type, op, root});
+}
 
-ncclResult_t checkCollArgs(const CollArgs& a) {
-  ACCL_CHECK(checkCommReady(a.call, a.comm));
-  if ((int)a.datatype < 0 || (int)a.datatype >= ncclNumTypes)
-    return fail(ncclInvalidArgument, "%s: datatype %d is invalid (must be in [0, %d))", a.call, (int)a.datatype,
-                (int)ncclNumTypes);
-  if (a.op != -1 && (a.op < 0 || a.op >= ncclNumOps))
-    return fail(ncclInvalidArgument, "%s: reduction op %d is invalid for comm %p", a.call, a.op, (void*)a.comm);
-  if (a.root != -1 && (a.root < 0 || a.root >= a.comm->nranks))
-    return fail(ncclInvalidArgument, "%s: root/peer %d is out of range [0, %d)", a.call, a.root, a.comm->nranks);
-  if (a.count > 0 && a.sendbuff == nullptr && a.recvbuff == nullptr)
-    return fail(ncclInvalidArgument, "%s: buffers are NULL with count %zu", a.call, a.count);
+ncclResult_t p2p(const char* name, bool isSend, const void* sendbuff, void* recvbuff, size_t count,
+                 ncclDataType_t type, int peer, ncclComm* comm) {
+  return enqueueP2p(comm, P2pCall{name, isSend, sendbuff, recvbuff, count, type, peer});
+}
+
+// Checks shared by the send/recv compositions before any part is queued, so a bad call queues
+// nothing.
+ncclResult_t checkComposite(const char* name, ncclComm* comm, ncclDataType_t type, int root, bool rooted) {
+  ACCL_CHECK(checkCommReady(name, comm));
+  if (static_cast<int>(type) < 0 || static_cast<int>(type) >= ncclNumTypes)
+    return fail(ncclInvalidArgument, "%s: datatype %d is invalid (must be in [0, %d))", name, static_cast<int>(type),
+                static_cast<int>(ncclNumTypes));
+  if (rooted && (root < 0 || root >= comm->nranks))
+    return fail(ncclInvalidArgument, "%s: root %d is out of range [0, %d)", name, root, comm->nranks);
   return ncclSuccess;
 }
 
-ncclResult_t notYet(const CollArgs& a) {
-  ncclResult_t res = checkCollArgs(a);
-  if (res == ncclSuccess) res = fail(ncclInvalidUsage, "%s is not supported by accl yet", a.call);
-  recordGroupError(res);
-  return res;
+// Runs `body` (which queues send/recv parts) as one group; errors inside latch as usual.
+template <class Body>
+ncclResult_t composite(const char* name, ncclComm* comm, ncclDataType_t type, int root, bool rooted, Body&& body) {
+  ncclResult_t res = checkComposite(name, comm, type, root, rooted);
+  if (res != ncclSuccess) {
+    recordGroupError(res);
+    return res;
+  }
+  groupStart();
+  res = body();
+  ncclResult_t end = groupEnd(name);
+  return res != ncclSuccess ? res : end;
+}
+
+const char* byteOffset(const void* p, size_t elems, ncclDataType_t type) {
+  return static_cast<const char*>(p) + elems * dtypeSize(type);
 }
 
 }  // namespace
@@ -48,84 +59,108 @@ using namespace accl;
 
 ACCL_API(ncclResult_t, ncclAllReduce, const void* sendbuff, void* recvbuff, size_t count, ncclDataType_t datatype,
          ncclRedOp_t op, ncclComm_t comm, cudaStream_t stream) {
-  return apiGuard("ncclAllReduce",
-                  [&] { return notYet({"ncclAllReduce", sendbuff, recvbuff, count, datatype, op, -1, comm}); });
+  return apiGuard("ncclAllReduce", [&] {
+    return coll("ncclAllReduce", kFuncAllReduce, sendbuff, recvbuff, count, datatype, op, 0, comm);
+  });
 }
 
 ACCL_API(ncclResult_t, ncclReduce, const void* sendbuff, void* recvbuff, size_t count, ncclDataType_t datatype,
          ncclRedOp_t op, int root, ncclComm_t comm, cudaStream_t stream) {
   return apiGuard("ncclReduce",
-                  [&] { return notYet({"ncclReduce", sendbuff, recvbuff, count, datatype, op, root, comm}); });
+                  [&] { return coll("ncclReduce", kFuncReduce, sendbuff, recvbuff, count, datatype, op, root, comm); });
 }
 
 ACCL_API(ncclResult_t, ncclBcast, void* buff, size_t count, ncclDataType_t datatype, int root, ncclComm_t comm,
          cudaStream_t stream) {
-  return apiGuard("ncclBcast", [&] { return notYet({"ncclBcast", buff, buff, count, datatype, -1, root, comm}); });
+  return apiGuard("ncclBcast",
+                  [&] { return coll("ncclBcast", kFuncBroadcast, buff, buff, count, datatype, ncclSum, root, comm); });
 }
 
 ACCL_API(ncclResult_t, ncclBroadcast, const void* sendbuff, void* recvbuff, size_t count, ncclDataType_t datatype,
          int root, ncclComm_t comm, cudaStream_t stream) {
-  return apiGuard("ncclBroadcast",
-                  [&] { return notYet({"ncclBroadcast", sendbuff, recvbuff, count, datatype, -1, root, comm}); });
+  return apiGuard("ncclBroadcast", [&] {
+    return coll("ncclBroadcast", kFuncBroadcast, sendbuff, recvbuff, count, datatype, ncclSum, root, comm);
+  });
 }
 
 ACCL_API(ncclResult_t, ncclReduceScatter, const void* sendbuff, void* recvbuff, size_t recvcount,
          ncclDataType_t datatype, ncclRedOp_t op, ncclComm_t comm, cudaStream_t stream) {
   return apiGuard("ncclReduceScatter", [&] {
-    return notYet({"ncclReduceScatter", sendbuff, recvbuff, recvcount, datatype, op, -1, comm});
+    return coll("ncclReduceScatter", kFuncReduceScatter, sendbuff, recvbuff, recvcount, datatype, op, 0, comm);
   });
 }
 
 ACCL_API(ncclResult_t, ncclAllGather, const void* sendbuff, void* recvbuff, size_t sendcount,
          ncclDataType_t datatype, ncclComm_t comm, cudaStream_t stream) {
-  return apiGuard("ncclAllGather",
-                  [&] { return notYet({"ncclAllGather", sendbuff, recvbuff, sendcount, datatype, -1, -1, comm}); });
-}
-
-ACCL_API(ncclResult_t, ncclAlltoAll, const void* sendbuff, void* recvbuff, size_t count, ncclDataType_t datatype,
-         ncclComm_t comm, cudaStream_t stream) {
-  return apiGuard("ncclAlltoAll",
-                  [&] { return notYet({"ncclAlltoAll", sendbuff, recvbuff, count, datatype, -1, -1, comm}); });
-}
-
-ACCL_API(ncclResult_t, ncclGather, const void* sendbuff, void* recvbuff, size_t count, ncclDataType_t datatype,
-         int root, ncclComm_t comm, cudaStream_t stream) {
-  return apiGuard("ncclGather",
-                  [&] { return notYet({"ncclGather", sendbuff, recvbuff, count, datatype, -1, root, comm}); });
-}
-
-ACCL_API(ncclResult_t, ncclScatter, const void* sendbuff, void* recvbuff, size_t count, ncclDataType_t datatype,
-         int root, ncclComm_t comm, cudaStream_t stream) {
-  return apiGuard("ncclScatter",
-                  [&] { return notYet({"ncclScatter", sendbuff, recvbuff, count, datatype, -1, root, comm}); });
+  return apiGuard("ncclAllGather", [&] {
+    return coll("ncclAllGather", kFuncAllGather, sendbuff, recvbuff, sendcount, datatype, ncclSum, 0, comm);
+  });
 }
 
 ACCL_API(ncclResult_t, ncclSend, const void* sendbuff, size_t count, ncclDataType_t datatype, int peer,
          ncclComm_t comm, cudaStream_t stream) {
-  return apiGuard("ncclSend", [&] { return notYet({"ncclSend", sendbuff, nullptr, count, datatype, -1, peer, comm}); });
+  return apiGuard("ncclSend", [&] { return p2p("ncclSend", true, sendbuff, nullptr, count, datatype, peer, comm); });
 }
 
 ACCL_API(ncclResult_t, ncclRecv, void* recvbuff, size_t count, ncclDataType_t datatype, int peer, ncclComm_t comm,
          cudaStream_t stream) {
-  return apiGuard("ncclRecv", [&] { return notYet({"ncclRecv", nullptr, recvbuff, count, datatype, -1, peer, comm}); });
+  return apiGuard("ncclRecv", [&] { return p2p("ncclRecv", false, nullptr, recvbuff, count, datatype, peer, comm); });
+}
+
+ACCL_API(ncclResult_t, ncclAlltoAll, const void* sendbuff, void* recvbuff, size_t count, ncclDataType_t datatype,
+         ncclComm_t comm, cudaStream_t stream) {
+  return apiGuard("ncclAlltoAll", [&] {
+    return composite("ncclAlltoAll", comm, datatype, 0, false, [&]() -> ncclResult_t {
+      for (int r = 0; r < comm->nranks; ++r) {
+        ACCL_CHECK(p2p("ncclAlltoAll", true, byteOffset(sendbuff, r * count, datatype), nullptr, count, datatype, r,
+                       comm));
+        ACCL_CHECK(p2p("ncclAlltoAll", false, nullptr,
+                       const_cast<char*>(byteOffset(recvbuff, r * count, datatype)), count, datatype, r, comm));
+      }
+      return ncclSuccess;
+    });
+  });
+}
+
+ACCL_API(ncclResult_t, ncclGather, const void* sendbuff, void* recvbuff, size_t count, ncclDataType_t datatype,
+         int root, ncclComm_t comm, cudaStream_t stream) {
+  return apiGuard("ncclGather", [&] {
+    return composite("ncclGather", comm, datatype, root, true, [&]() -> ncclResult_t {
+      if (comm->rank == root)
+        for (int r = 0; r < comm->nranks; ++r)
+          ACCL_CHECK(p2p("ncclGather", false, nullptr, const_cast<char*>(byteOffset(recvbuff, r * count, datatype)),
+                         count, datatype, r, comm));
+      return p2p("ncclGather", true, sendbuff, nullptr, count, datatype, root, comm);
+    });
+  });
+}
+
+ACCL_API(ncclResult_t, ncclScatter, const void* sendbuff, void* recvbuff, size_t count, ncclDataType_t datatype,
+         int root, ncclComm_t comm, cudaStream_t stream) {
+  return apiGuard("ncclScatter", [&] {
+    return composite("ncclScatter", comm, datatype, root, true, [&]() -> ncclResult_t {
+      if (comm->rank == root)
+        for (int r = 0; r < comm->nranks; ++r)
+          ACCL_CHECK(p2p("ncclScatter", true, byteOffset(sendbuff, r * count, datatype), nullptr, count, datatype, r,
+                         comm));
+      return p2p("ncclScatter", false, nullptr, recvbuff, count, datatype, root, comm);
+    });
+  });
 }
 
 ACCL_API(ncclResult_t, ncclRedOpCreatePreMulSum, ncclRedOp_t* op, void* scalar, ncclDataType_t datatype,
          ncclScalarResidence_t residence, ncclComm_t comm) {
   return apiGuard("ncclRedOpCreatePreMulSum", [&]() -> ncclResult_t {
     ACCL_CHECK(checkCommReady("ncclRedOpCreatePreMulSum", comm));
-    if (op == nullptr || scalar == nullptr)
-      return fail(ncclInvalidArgument, "ncclRedOpCreatePreMulSum: %s is NULL", op == nullptr ? "op" : "scalar");
-    return fail(ncclInvalidUsage, "ncclRedOpCreatePreMulSum is not supported by accl yet");
+    return comm->engine->redOps.createPreMulSum(op, scalar, datatype, residence);
   });
 }
 
 ACCL_API(ncclResult_t, ncclRedOpDestroy, ncclRedOp_t op, ncclComm_t comm) {
   return apiGuard("ncclRedOpDestroy", [&]() -> ncclResult_t {
     ACCL_CHECK(checkCommHandle("ncclRedOpDestroy", comm));
-    if ((int)op >= 0 && (int)op < ncclNumOps)
-      return fail(ncclInvalidArgument, "ncclRedOpDestroy: op %d is a built-in operator and cannot be destroyed",
-                  (int)op);
-    return fail(ncclInvalidArgument, "ncclRedOpDestroy: op %d was not created on comm %p", (int)op, (void*)comm);
+    if (!comm->engine)
+      return fail(ncclInvalidArgument, "ncclRedOpDestroy: comm %p has not finished initializing", (void*)comm);
+    return comm->engine->redOps.destroy(op);
   });
 }

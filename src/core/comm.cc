@@ -3,6 +3,7 @@
 
 #include <unordered_set>
 
+#include "core/engine.h"
 #include "util/check.h"
 
 namespace accl {
@@ -76,6 +77,7 @@ void joinCommJob(ncclComm* comm) {
 void freeComm(ncclComm* comm) {
   unregisterComm(comm);
   joinCommJob(comm);
+  comm->engine.reset();  // stops channel workers, unmaps connections
   comm->bootstrap.reset();
   comm->startMagic = comm->endMagic = 0;
   delete comm;

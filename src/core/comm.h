@@ -17,6 +17,8 @@
 
 namespace accl {
 
+class CommEngine;
+
 enum class Backend { Host, Cuda };
 
 const char* backendName(Backend b);
@@ -29,6 +31,7 @@ struct PeerInfo {
   int backend;      // Backend as int: all ranks must agree
   uint64_t hostHash;  // same value <=> same node (NCCL_HOSTID overrides the host identity)
   uint64_t pidHash;   // same value <=> same process
+  int pid;            // process id (meaningful between ranks of one node)
 };
 
 // Node layout derived from the peers' host hashes. Nodes are numbered by their lowest rank.
@@ -66,6 +69,10 @@ struct ncclComm {
   // Background work of a nonblocking communicator (init, split, finalize): at most one at a time.
   std::mutex jobMutex;
   std::thread job;
+
+  // Everything collectives need (channels, connections, reduction ops, executor); created at
+  // the end of init.
+  std::unique_ptr<accl::CommEngine> engine;
 
   // Counts splits/shrinks of this communicator so every child gets distinct bootstrap tags.
   std::atomic<int> childCount{0};

@@ -13,6 +13,7 @@
 #include <functional>
 #include <map>
 
+#include "core/engine.h"
 #include "core/group.h"
 #include "core/unique_id.h"
 #include "device/device_probe.h"
@@ -99,6 +100,7 @@ ncclResult_t initJobSteps(ncclComm* comm, const std::vector<ncclUniqueId>& ids) 
   me.backend = (int)comm->backend;
   me.hostHash = hostHash();
   me.pidHash = pidHash();
+  me.pid = getpid();
   ACCL_CHECK(comm->bootstrap->allGather(comm->peers.data(), sizeof(PeerInfo)));
   for (int r = 0; r < comm->nranks; ++r) {
     const PeerInfo& p = comm->peers[r];
@@ -110,6 +112,7 @@ ncclResult_t initJobSteps(ncclComm* comm, const std::vector<ncclUniqueId>& ids) 
                   backendName((Backend)p.backend), comm->rank, backendName(comm->backend));
   }
   comm->layout = computeLayout(comm->peers, comm->rank);
+  ACCL_CHECK(CommEngine::create(comm, &comm->engine));
   comm->state = CommState::Ready;
   ACCL_INFO(ACCL_LOG_INIT,
             "comm %p rank %d nranks %d cudaDev %d backend %s nodes %d localRank %d/%d commId 0x%lx%s%s - Init "

@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "core/comm.h"
+#include "core/enqueue.h"
 #include "util/check.h"
 
 namespace accl {
@@ -35,6 +36,9 @@ ncclResult_t runJob(ncclComm* comm, const CommJobFn& fn) {
   comm->asyncResult = res;
   return res;
 }
+
+// Runs the communicator jobs queued in a group (see launchCommJob for where each runs).
+ncclResult_t runJobs(std::vector<PendingJob>& jobs, const char* call);
 
 }  // namespace
 
@@ -71,14 +75,28 @@ ncclResult_t groupEnd(const char* call) {
   tGroup.error = ncclSuccess;
   if (latched != ncclSuccess) {
     // A call inside the group failed its checks: nothing queued may run half-way.
+    discardGroupTasks();
     for (PendingJob& j : jobs) {
       j.comm->state = CommState::Failed;
       j.comm->asyncResult = latched;
     }
     return latched;
   }
-  if (jobs.empty()) return ncclSuccess;
+  ncclResult_t jobsResult = runJobs(jobs, call);
+  if (jobsResult != ncclSuccess && jobsResult != ncclInProgress) {
+    discardGroupTasks();
+    return jobsResult;
+  }
+  // Operations of the group run after its communicator jobs (they only use communicators that
+  // were ready when the operation was called).
+  ncclResult_t tasksResult = launchGroupTasks();
+  return tasksResult != ncclSuccess ? tasksResult : jobsResult;
+}
 
+namespace {
+
+ncclResult_t runJobs(std::vector<PendingJob>& jobs, const char* call) {
+  if (jobs.empty()) return ncclSuccess;
   bool anyBlocking = false, anyNonblocking = false;
   for (const PendingJob& j : jobs) (j.comm->blocking() ? anyBlocking : anyNonblocking) = true;
   if (anyBlocking && anyNonblocking) {
@@ -112,4 +130,5 @@ ncclResult_t groupEnd(const char* call) {
   return ncclSuccess;
 }
 
+}  // namespace
 }  // namespace accl

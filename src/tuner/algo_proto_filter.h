@@ -31,42 +31,10 @@
 #include <string>
 #include <string_view>
 
+#include "device/common/ids.h"
 #include "nccl.h"
 
 namespace accl {
-
-// NCCL's algorithm indices (NCCL_ALGO_*).
-enum AlgoId : int {
-  kAlgoTree = 0,
-  kAlgoRing = 1,
-  kAlgoCollNetDirect = 2,
-  kAlgoCollNetChain = 3,
-  kAlgoNvls = 4,
-  kAlgoNvlsTree = 5,
-  kAlgoPat = 6,
-  kNumAlgos = 7,
-};
-
-// NCCL's protocol indices (NCCL_PROTO_*).
-enum ProtoId : int {
-  kProtoLL = 0,
-  kProtoLL128 = 1,
-  kProtoSimple = 2,
-  kNumProtos = 3,
-};
-
-// NCCL's ncclFunc_t order for the functions the tuner sees. The first kNumCollFuncs take
-// NCCL_ALGO/NCCL_PROTO prefixes; SendRecv is carried along unfiltered.
-enum FuncId : int {
-  kFuncBroadcast = 0,
-  kFuncReduce = 1,
-  kFuncAllGather = 2,
-  kFuncReduceScatter = 3,
-  kFuncAllReduce = 4,
-  kFuncSendRecv = 5,
-  kNumFilterFuncs = 6,
-};
-inline constexpr int kNumCollFuncs = 5;
 
 inline constexpr uint32_t kAllAlgosMask = (1u << kNumAlgos) - 1;
 inline constexpr uint32_t kAllProtosMask = (1u << kNumProtos) - 1;

@@ -58,3 +58,16 @@ ACCL_PARAM(NCCL_SOCKET_RETRY_SLEEP_MSEC, Int, "100",
 ACCL_PARAM(ACCL_BOOTSTRAP_TIMEOUT_MS, Int, "120000",
            "Bound on every bootstrap wait (root waiting for ranks, ranks waiting for the root or a peer); "
            "on expiry init fails naming the ranks that never arrived.")
+
+// --- Collective engine ---
+ACCL_PARAM(NCCL_MIN_NCHANNELS, Int, "0", "Minimum number of channels (host backend: worker threads per rank).")
+ACCL_PARAM(NCCL_MAX_NCHANNELS, Int, "0", "Maximum number of channels (0: no limit beyond the backend's own).")
+ACCL_PARAM(NCCL_BUFFSIZE, Int, "-2",
+           "Bytes of Simple-protocol FIFO per connection (default: 4 MiB on GPUs, 1 MiB on the host backend).")
+ACCL_PARAM(NCCL_LL_BUFFSIZE, Int, "-2",
+           "Bytes of LL-protocol FIFO per connection (half is payload; default 256 KiB on the host backend).")
+ACCL_PARAM(ACCL_TIMEOUT_MS, Int, "1800000",
+           "A collective or send/recv that sees no progress from a peer for this long fails with ncclRemoteError "
+           "naming the peer (0: wait forever). A peer process that exits is detected within ~100 ms regardless.")
+ACCL_PARAM(ACCL_HOST_SPIN, Int, "2000", "Host backend: polls of a FIFO before a waiting thread yields its core.")
+ACCL_PARAM(ACCL_HOST_YIELD, Int, "20", "Host backend: sched_yield()s before a waiting thread sleeps on a futex.")

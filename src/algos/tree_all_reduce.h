@@ -1,0 +1,49 @@
+// Tree all-reduce: reduce up the tree to the root, then broadcast the result down, chunk by
+// chunk so that both phases pipeline through the FIFOs. Across nodes the tree is one of the two
+// trees of a double binary tree (each channel uses one); inside a node it is a chain.
+//
+// Two Prims serve the two phases: `up` receives from the children and sends to the parent (its
+// input is the user's sendbuff, a contribution), `down` receives from the parent and sends to
+// the children (its input is recvbuff, which already holds the result).
+#pragma once
+
+#include "algos/chunk_loop.h"
+#include "algos/topology_view.h"
+#include "device/common/work.h"
+
+namespace accl {
+
+template <class Prims>
+ACCL_HOST_DEVICE void treeAllReduce(Prims& up, Prims& down, const TreeView& tree, const CollWork& work) {
+  const bool hasParent = tree.up >= 0;
+  const bool hasChildren = tree.nDown() > 0;
+  const size_t size = work.chanCount;
+
+  // Reduce phase.
+  for (size_t off = 0; off < size; off += work.chunkElems) {
+    const size_t elems = minSize(work.chunkElems, size - off);
+    const size_t at = work.chanOffset + off;
+    if (!hasChildren && !hasParent)
+      up.localCopy(at, at, elems, /*postOp=*/true);
+    else if (!hasChildren)
+      up.send(at, elems);
+    else if (hasParent)
+      up.recvReduceSend(at, elems);
+    else
+      up.recvReduceCopy(at, at, elems, /*postOp=*/true);
+  }
+  // Broadcast phase.
+  for (size_t off = 0; off < size; off += work.chunkElems) {
+    const size_t elems = minSize(work.chunkElems, size - off);
+    const size_t at = work.chanOffset + off;
+    if (!hasParent) {
+      if (hasChildren) down.send(at, elems);
+    } else if (hasChildren) {
+      down.recvCopySend(at, elems);
+    } else {
+      down.recv(at, elems);
+    }
+  }
+}
+
+}  // namespace accl

@@ -1,0 +1,108 @@
+// Connection setup over the bootstrap: the receiver creates the region and sends its blob; the
+// sender attaches and acks; the receiver then drops the region's name (shm).
+#include "core/connections.h"
+
+#include <unistd.h>
+
+#include <cstring>
+
+#include "core/comm.h"
+#include "util/check.h"
+#include "util/log.h"
+#include "util/params.h"
+
+namespace accl {
+namespace {
+
+constexpr int kConnBlobTag = 0x20000000;  // + channel
+constexpr int kConnAckTag = 0x28000000;   // + channel
+
+bool contains(const std::vector<int>& v, int x) {
+  for (int y : v)
+    if (y == x) return true;
+  return false;
+}
+
+}  // namespace
+
+FifoLayout ConnectionTable::hostLayout() {
+  int64_t buff = paramInt("NCCL_BUFFSIZE");
+  int64_t ll = paramInt("NCCL_LL_BUFFSIZE");
+  if (buff <= 0) buff = 1 << 20;  // host default: 1 MiB of Simple slots per connection
+  if (ll <= 0) ll = 256 << 10;    // host default: 256 KiB of LL slots (half is payload)
+  FifoLayout layout;
+  layout.simpleSlotBytes = static_cast<size_t>(buff) / kFifoSteps / 64 * 64;
+  if (layout.simpleSlotBytes < 64) layout.simpleSlotBytes = 64;
+  layout.llSlotWords = static_cast<size_t>(ll) / kFifoSteps / sizeof(LLWord);
+  if (layout.llSlotWords < 8) layout.llSlotWords = 8;
+  return layout;
+}
+
+Connection* ConnectionTable::find(int channel, int peer, bool isSend) {
+  auto it = conns_.find({channel, peer, isSend});
+  return it == conns_.end() ? nullptr : it->second.get();
+}
+
+ncclResult_t ConnectionTable::connect(ncclComm* comm, int channel, const std::vector<int>& sendPeers,
+                                      const std::vector<int>& recvPeers) {
+  std::vector<int> newSend, newRecv;
+  for (int p : sendPeers)
+    if (!find(channel, p, true) && !contains(newSend, p)) newSend.push_back(p);
+  for (int p : recvPeers)
+    if (!find(channel, p, false) && !contains(newRecv, p)) newRecv.push_back(p);
+  if (newSend.empty() && newRecv.empty()) return ncclSuccess;
+
+  const PeerInfo& self = comm->peers[comm->rank];
+  int nTransports = 0;
+  const Transport* const* transports = hostTransports(&nTransports);
+  const FifoLayout layout = hostLayout();
+
+  // 1. Receiver side: create every region and send its blob.
+  for (int p : newRecv) {
+    const PeerInfo& peer = comm->peers[p];
+    int t = 0;
+    while (t < nTransports && !transports[t]->canConnect(self, peer)) ++t;
+    if (t == nTransports)
+      return fail(ncclSystemError, "no transport can connect rank %d to rank %d on channel %d", comm->rank, p,
+                  channel);
+    auto conn = std::make_unique<Connection>();
+    ConnBlob blob;
+    std::memset(&blob, 0, sizeof(blob));
+    blob.magic = ConnBlob::kMagic;
+    blob.transport = static_cast<uint32_t>(t);
+    blob.layout = layout;
+    ACCL_CHECK(transports[t]->setupRecv(layout, &conn->region, &blob));
+    conn->transport = transports[t];
+    conn->view = makeFifoView(conn->region->base(), layout);
+    conn->peerPid = peer.pidHash == self.pidHash ? 0 : peer.pid;
+    ACCL_CHECK(comm->bootstrap->send(p, kConnBlobTag + channel, &blob, sizeof(blob)));
+    ACCL_INFO(ACCL_LOG_INIT | ACCL_LOG_SHM, "Channel %02d : %d[%d] -> %d[%d] via %s", channel, p, peer.cudaDev,
+              comm->rank, self.cudaDev, transports[t]->name);
+    conns_[{channel, p, false}] = std::move(conn);
+  }
+  // 2. Sender side: attach to each peer's region and ack.
+  for (int p : newSend) {
+    ConnBlob blob;
+    ACCL_CHECK(comm->bootstrap->recv(p, kConnBlobTag + channel, &blob, sizeof(blob)));
+    if (blob.magic != ConnBlob::kMagic || blob.transport >= static_cast<uint32_t>(nTransports))
+      return fail(ncclInternalError, "connection blob from rank %d on channel %d is malformed", p, channel);
+    auto conn = std::make_unique<Connection>();
+    conn->transport = transports[blob.transport];
+    ACCL_CHECK(conn->transport->connectSend(blob, &conn->region));
+    conn->view = makeFifoView(conn->region->base(), blob.layout);
+    const PeerInfo& peer = comm->peers[p];
+    conn->peerPid = peer.pidHash == self.pidHash ? 0 : peer.pid;
+    conns_[{channel, p, true}] = std::move(conn);
+    const char ack = 1;
+    ACCL_CHECK(comm->bootstrap->send(p, kConnAckTag + channel, &ack, 1));
+  }
+  // 3. Receiver side: once attached, the region no longer needs a name.
+  for (int p : newRecv) {
+    char ack = 0;
+    ACCL_CHECK(comm->bootstrap->recv(p, kConnAckTag + channel, &ack, 1));
+    find(channel, p, false)->region->finish();
+  }
+  return ncclSuccess;
+}
+
+}  // namespace accl

@@ -1,0 +1,72 @@
+// CommEngine construction and lazy ring/tree connection.
+#include "core/engine.h"
+
+#include <algorithm>
+
+#include "core/comm.h"
+#include "core/tree_builder.h"
+#include "util/check.h"
+#include "util/log.h"
+#include "util/params.h"
+
+namespace accl {
+
+CommEngine::CommEngine(ncclComm* c) : comm(c), redOps(c), wait(hostWaitPolicy(&c->abortFlag)) {}
+
+ncclResult_t CommEngine::create(ncclComm* comm, std::unique_ptr<CommEngine>* out) {
+  auto engine = std::make_unique<CommEngine>(comm);
+  ACCL_CHECK(algoProtoFilterFromEnv(&engine->filter));
+  // Host backend: channels are threads, so one is the default (ranks often outnumber cores);
+  // NCCL_MIN_NCHANNELS / NCCL_MAX_NCHANNELS and the config's CTA bounds move it.
+  int64_t minCh = paramInt("NCCL_MIN_NCHANNELS");
+  int64_t maxCh = paramInt("NCCL_MAX_NCHANNELS");
+  int n = 1;
+  if (minCh > n) n = static_cast<int>(minCh);
+  if (comm->config.base.minCTAs > n) n = comm->config.base.minCTAs;
+  if (maxCh > 0 && n > maxCh) n = static_cast<int>(maxCh);
+  if (n > comm->config.base.maxCTAs) n = comm->config.base.maxCTAs;
+  if (n > kMaxHostChannels) n = kMaxHostChannels;
+  if (n < 1) n = 1;
+  engine->nChannels = n;
+  engine->channels.resize(n);
+  for (int c = 0; c < n; ++c) {
+    ChannelPeers& ch = engine->channels[c];
+    ch.ringRanks.resize(comm->nranks);
+    for (int r = 0; r < comm->nranks; ++r) ch.ringRanks[r] = r;
+    ch.ringIndex = comm->rank;
+    ch.tree = buildTreeView(comm->layout.nodeOfRank, comm->rank, c % 2);
+  }
+  if (comm->rank == 0)
+    ACCL_INFO(ACCL_LOG_INIT, "comm %p nRanks %d nNodes %d: %d channel(s), ring order = rank order", (void*)comm,
+              comm->nranks, comm->layout.nNodes, n);
+  const TreeView& t = engine->channels[0].tree;
+  ACCL_INFO(ACCL_LOG_INIT, "Trees [0] %d/%d/%d->%d->%d", t.down[0], t.down[1], t.down[2], comm->rank, t.up);
+  *out = std::move(engine);
+  return ncclSuccess;
+}
+
+ncclResult_t CommEngine::ensureRing(int channel) {
+  ChannelPeers& ch = channels[channel];
+  if (ch.ringConnected || comm->nranks == 1) return ncclSuccess;
+  int n = comm->nranks;
+  int next = ch.ringRanks[(ch.ringIndex + 1) % n];
+  int prev = ch.ringRanks[(ch.ringIndex + n - 1) % n];
+  ACCL_CHECK(conns.connect(comm, channel, {next}, {prev}));
+  ch.ringConnected = true;
+  return ncclSuccess;
+}
+
+ncclResult_t CommEngine::ensureTree(int channel) {
+  ChannelPeers& ch = channels[channel];
+  if (ch.treeConnected || comm->nranks == 1) return ncclSuccess;
+  std::vector<int> peers;
+  if (ch.tree.up >= 0) peers.push_back(ch.tree.up);
+  for (int d : ch.tree.down)
+    if (d >= 0) peers.push_back(d);
+  // Data flows both ways on every tree edge (reduce up, broadcast down).
+  ACCL_CHECK(conns.connect(comm, channel, peers, peers));
+  ch.treeConnected = true;
+  return ncclSuccess;
+}
+
+}  // namespace accl

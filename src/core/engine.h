@@ -1,0 +1,55 @@
+// CommEngine: what a communicator needs to run collectives, created at the end of init —
+// per-channel peers (ring order, tree), the connection table, user reduction ops, the wait
+// policy, and the worker threads that run channels 1..n-1 (channel 0 runs on the caller).
+#pragma once
+
+#include <memory>
+#include <vector>
+
+#include "algos/topology_view.h"
+#include "core/channel_workers.h"
+#include "core/connections.h"
+#include "core/red_op_registry.h"
+#include "device/host/host_wait.h"
+#include "nccl.h"
+#include "tuner/algo_proto_filter.h"
+
+struct ncclComm;
+
+namespace accl {
+
+constexpr int kMaxHostChannels = 16;
+
+struct ChannelPeers {
+  std::vector<int> ringRanks;  // rank at each ring position
+  int ringIndex = 0;           // this rank's position
+  TreeView tree{};             // this channel's tree (double binary tree: channel parity picks one)
+  bool ringConnected = false;
+  bool treeConnected = false;
+
+  RingView ringView() const { return RingView{static_cast<int>(ringRanks.size()), ringIndex, ringRanks.data()}; }
+};
+
+class CommEngine {
+ public:
+  explicit CommEngine(ncclComm* comm);
+
+  // Builds the channels from the node layout; connections are made on first use.
+  static ncclResult_t create(ncclComm* comm, std::unique_ptr<CommEngine>* out);
+
+  // Connects the ring / tree of `channel` if that has not happened yet (collective: every rank
+  // of the communicator calls it for the same channels in the same order).
+  ncclResult_t ensureRing(int channel);
+  ncclResult_t ensureTree(int channel);
+
+  ncclComm* comm;
+  int nChannels = 1;
+  std::vector<ChannelPeers> channels;
+  ConnectionTable conns;
+  RedOpRegistry redOps;
+  WaitPolicy wait;
+  AlgoProtoFilter filter;  // NCCL_ALGO / NCCL_PROTO, read once at init like NCCL
+  ChannelWorkers workers;
+};
+
+}  // namespace accl

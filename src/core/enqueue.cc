@@ -1,0 +1,266 @@
+// Enqueue: argument checks, the per-thread task list of a group, and plan construction.
+#include "core/enqueue.h"
+
+#include <cstring>
+#include <thread>
+#include <vector>
+
+#include "algos/chunk_loop.h"
+#include "core/comm.h"
+#include "core/engine.h"
+#include "core/group.h"
+#include "core/plan.h"
+#include "device/common/dtypes.h"
+#include "device/host/host_executor.h"
+#include "device/host/host_prims.h"
+#include "tuner/size_rules.h"
+#include "util/check.h"
+
+namespace accl {
+namespace {
+
+struct Task {
+  bool isColl;
+  CollCall coll;
+  P2pCall p2p;
+  DevRedOp op;
+};
+
+struct CommTasks {
+  ncclComm* comm;
+  std::vector<Task> tasks;
+};
+
+thread_local std::vector<CommTasks> tPending;
+
+void addTask(ncclComm* comm, const Task& t) {
+  for (CommTasks& ct : tPending)
+    if (ct.comm == comm) {
+      ct.tasks.push_back(t);
+      return;
+    }
+  tPending.push_back({comm, {t}});
+}
+
+// Below this many bytes per channel an operation stays on fewer channels.
+constexpr size_t kMinBytesPerChannel = 64 << 10;
+
+int channelsFor(const CommEngine& e, size_t bytes) {
+  size_t want = bytes / kMinBytesPerChannel;
+  if (want < 1) want = 1;
+  return want < static_cast<size_t>(e.nChannels) ? static_cast<int>(want) : e.nChannels;
+}
+
+ncclResult_t checkType(const char* call, ncclDataType_t type) {
+  if (static_cast<int>(type) < 0 || static_cast<int>(type) >= ncclNumTypes)
+    return fail(ncclInvalidArgument, "%s: datatype %d is invalid (must be in [0, %d))", call, static_cast<int>(type),
+                static_cast<int>(ncclNumTypes));
+  return ncclSuccess;
+}
+
+ncclResult_t checkCount(const char* call, size_t count, size_t multiplier, ncclDataType_t type) {
+  size_t elem = dtypeSize(type);
+  if (count != 0 && (count > SIZE_MAX / elem / multiplier))
+    return fail(ncclInvalidArgument, "%s: count %zu of %zu-byte elements (x%zu) overflows the address space", call,
+                count, elem, multiplier);
+  return ncclSuccess;
+}
+
+ncclResult_t checkColl(ncclComm* comm, const CollCall& c, DevRedOp* op) {
+  ACCL_CHECK(checkCommReady(c.name, comm));
+  ACCL_CHECK(checkType(c.name, c.type));
+  const bool blocks = c.func == kFuncAllGather || c.func == kFuncReduceScatter;
+  ACCL_CHECK(checkCount(c.name, c.count, blocks ? comm->nranks : 1, c.type));
+  const bool rooted = c.func == kFuncBroadcast || c.func == kFuncReduce;
+  if (rooted && (c.root < 0 || c.root >= comm->nranks))
+    return fail(ncclInvalidArgument, "%s: root %d is out of range [0, %d)", c.name, c.root, comm->nranks);
+  const bool reduces = c.func == kFuncReduce || c.func == kFuncReduceScatter || c.func == kFuncAllReduce;
+  *op = DevRedOp{};
+  if (reduces) ACCL_CHECK(comm->engine->redOps.resolve(c.name, c.op, c.type, comm->nranks, op));
+  if (c.count == 0) return ncclSuccess;
+  // Which buffers this rank touches: the send buffer unless it only receives (non-root
+  // broadcast), the receive buffer unless it only sends (non-root reduce).
+  const bool needSend = !(c.func == kFuncBroadcast && comm->rank != c.root);
+  const bool needRecv = !(c.func == kFuncReduce && comm->rank != c.root);
+  if (needSend && c.sendbuff == nullptr)
+    return fail(ncclInvalidArgument, "%s: sendbuff is NULL with count %zu", c.name, c.count);
+  if (needRecv && c.recvbuff == nullptr)
+    return fail(ncclInvalidArgument, "%s: recvbuff is NULL with count %zu", c.name, c.count);
+  return ncclSuccess;
+}
+
+// Runs a task now (outside a group) or adds it to the group.
+ncclResult_t submit(ncclComm* comm, const Task& t, const char* name) {
+  const bool implicit = !inGroup();
+  if (implicit) groupStart();
+  addTask(comm, t);
+  return implicit ? groupEnd(name) : ncclSuccess;
+}
+
+// Adds one collective's per-channel work items to the plan.
+ncclResult_t planColl(ncclComm* comm, const Task& t, Plan* plan) {
+  CommEngine& e = *comm->engine;
+  const CollCall& c = t.coll;
+  const size_t elem = dtypeSize(c.type);
+  const bool blocks = c.func == kFuncAllGather || c.func == kFuncReduceScatter;
+  const size_t totalBytes = c.count * elem * (blocks ? comm->nranks : 1);
+  AlgoChoice choice;
+  ACCL_CHECK(chooseBySize(e.filter, c.func, totalBytes, comm->nranks, comm->layout.nNodes, &choice));
+  const int nCh = channelsFor(e, totalBytes);
+  const size_t chunk = HostPrims::chunkCapacity(ConnectionTable::hostLayout(), choice.proto, elem);
+  for (int ch = 0; ch < nCh; ++ch) {
+    CollWork w{};
+    w.func = c.func;
+    w.algo = choice.algo;
+    w.proto = choice.proto;
+    w.type = c.type;
+    w.op = t.op;
+    w.sendbuff = c.sendbuff;
+    w.recvbuff = c.recvbuff;
+    w.count = c.count;
+    w.root = c.root;
+    w.chanOffset = c.count * ch / nCh;
+    w.chanCount = c.count * (ch + 1) / nCh - w.chanOffset;
+    w.chunkElems = chunk;
+    PlanItem item;
+    item.coll = w;
+    plan->channels[ch].push_back(item);
+  }
+  if (nCh > plan->nChannelsUsed) plan->nChannelsUsed = nCh;
+  return ncclSuccess;
+}
+
+// Sends and receives to this rank itself are matched in call order and copied directly.
+ncclResult_t matchSelfTransfers(ncclComm* comm, const std::vector<const Task*>& batch) {
+  std::vector<const P2pCall*> sends, recvs;
+  for (const Task* t : batch)
+    if (t->p2p.peer == comm->rank) (t->p2p.isSend ? sends : recvs).push_back(&t->p2p);
+  if (sends.size() != recvs.size())
+    return fail(ncclInvalidUsage, "ncclGroupEnd: rank %d posted %zu send(s) to itself but %zu receive(s) from itself",
+                comm->rank, sends.size(), recvs.size());
+  for (size_t i = 0; i < sends.size(); ++i) {
+    size_t sb = sends[i]->count * dtypeSize(sends[i]->type), rb = recvs[i]->count * dtypeSize(recvs[i]->type);
+    if (sb != rb)
+      return fail(ncclInvalidUsage, "ncclSend/ncclRecv to self on rank %d: sizes differ (%zu vs %zu bytes)",
+                  comm->rank, sb, rb);
+    if (sb && sends[i]->sendbuff != recvs[i]->recvbuff) std::memmove(recvs[i]->recvbuff, sends[i]->sendbuff, sb);
+  }
+  return ncclSuccess;
+}
+
+// Adds a batch of consecutive send/recv tasks to the plan: each transfer is cut into the same
+// per-channel pieces on both sides (both know the count and type).
+ncclResult_t planP2p(ncclComm* comm, const std::vector<const Task*>& batch, Plan* plan) {
+  ACCL_CHECK(matchSelfTransfers(comm, batch));
+  CommEngine& e = *comm->engine;
+  std::vector<std::vector<P2pWork>> perChannel(e.nChannels);
+  for (const Task* t : batch) {
+    const P2pCall& p = t->p2p;
+    if (p.peer == comm->rank) continue;
+    const size_t elem = dtypeSize(p.type);
+    const int nCh = channelsFor(e, p.count * elem);
+    for (int ch = 0; ch < nCh; ++ch) {
+      P2pWork w{};
+      w.isSend = p.isSend;
+      w.peer = p.peer;
+      w.proto = kProtoSimple;
+      w.type = p.type;
+      w.sendbuff = p.sendbuff;
+      w.recvbuff = p.recvbuff;
+      w.chanOffset = p.count * ch / nCh;
+      w.chanCount = p.count * (ch + 1) / nCh - w.chanOffset;
+      w.chunkElems = HostPrims::chunkCapacity(ConnectionTable::hostLayout(), kProtoSimple, elem);
+      perChannel[ch].push_back(w);
+    }
+    if (nCh > plan->nChannelsUsed) plan->nChannelsUsed = nCh;
+  }
+  for (int ch = 0; ch < e.nChannels; ++ch) {
+    if (perChannel[ch].empty()) continue;
+    PlanItem item;
+    item.isColl = false;
+    item.p2p = std::move(perChannel[ch]);
+    plan->channels[ch].push_back(std::move(item));
+  }
+  return ncclSuccess;
+}
+
+ncclResult_t buildPlan(ncclComm* comm, const std::vector<Task>& tasks, Plan* plan) {
+  plan->channels.assign(comm->engine->nChannels, {});
+  std::vector<const Task*> batch;
+  for (const Task& t : tasks) {
+    if (!t.isColl) {
+      batch.push_back(&t);
+      continue;
+    }
+    if (!batch.empty()) ACCL_CHECK(planP2p(comm, batch, plan));
+    batch.clear();
+    ACCL_CHECK(planColl(comm, t, plan));
+  }
+  if (!batch.empty()) ACCL_CHECK(planP2p(comm, batch, plan));
+  return ncclSuccess;
+}
+
+ncclResult_t runComm(ncclComm* comm, const std::vector<Task>& tasks) {
+  Plan plan;
+  ACCL_CHECK(buildPlan(comm, tasks, &plan));
+  if (plan.nChannelsUsed == 0) return ncclSuccess;
+  ncclResult_t res = hostExecutePlan(*comm->engine, plan);
+  if (res != ncclSuccess && res != ncclInvalidArgument && res != ncclInvalidUsage) comm->asyncResult = res;
+  return res;
+}
+
+}  // namespace
+
+ncclResult_t enqueueColl(ncclComm* comm, const CollCall& call) {
+  Task t{};
+  t.isColl = true;
+  t.coll = call;
+  ncclResult_t res = checkColl(comm, call, &t.op);
+  if (res != ncclSuccess) {
+    recordGroupError(res);
+    return res;
+  }
+  return submit(comm, t, call.name);
+}
+
+ncclResult_t enqueueP2p(ncclComm* comm, const P2pCall& call) {
+  ncclResult_t res = checkCommReady(call.name, comm);
+  if (res == ncclSuccess) res = checkType(call.name, call.type);
+  if (res == ncclSuccess) res = checkCount(call.name, call.count, 1, call.type);
+  if (res == ncclSuccess && (call.peer < 0 || call.peer >= comm->nranks))
+    res = fail(ncclInvalidArgument, "%s: peer %d is out of range [0, %d)", call.name, call.peer, comm->nranks);
+  if (res == ncclSuccess && call.count > 0 && (call.isSend ? call.sendbuff == nullptr : call.recvbuff == nullptr))
+    res = fail(ncclInvalidArgument, "%s: %s is NULL with count %zu", call.name, call.isSend ? "sendbuff" : "recvbuff",
+               call.count);
+  if (res != ncclSuccess) {
+    recordGroupError(res);
+    return res;
+  }
+  Task t{};
+  t.isColl = false;
+  t.p2p = call;
+  return submit(comm, t, call.name);
+}
+
+bool groupHasTasks() { return !tPending.empty(); }
+
+void discardGroupTasks() { tPending.clear(); }
+
+ncclResult_t launchGroupTasks() {
+  std::vector<CommTasks> pending;
+  pending.swap(tPending);
+  if (pending.empty()) return ncclSuccess;
+  if (pending.size() == 1) return runComm(pending[0].comm, pending[0].tasks);
+  // Several communicators from one thread (e.g. one thread driving every rank): each may wait
+  // on the others, so each runs on its own thread.
+  std::vector<ncclResult_t> results(pending.size(), ncclSuccess);
+  std::vector<std::thread> threads;
+  for (size_t i = 0; i < pending.size(); ++i)
+    threads.emplace_back([&, i] { results[i] = runComm(pending[i].comm, pending[i].tasks); });
+  for (std::thread& th : threads) th.join();
+  for (ncclResult_t r : results)
+    if (r != ncclSuccess) return r;
+  return ncclSuccess;
+}
+
+}  // namespace accl

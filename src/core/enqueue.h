@@ -1,0 +1,49 @@
+// Enqueue: the path from a collective or point-to-point call to execution. A call is checked
+// (communicator, type, op, root/peer, buffers, count) and becomes a task of the calling thread's
+// group; at the outermost group end the tasks of each communicator become a plan — per channel,
+// the work items with algorithm, protocol and chunk chosen — which the backend executes. On the
+// host backend the group end returns when all work is done.
+#pragma once
+
+#include <cstddef>
+
+#include "device/common/ids.h"
+#include "nccl.h"
+
+struct ncclComm;
+
+namespace accl {
+
+struct CollCall {
+  const char* name;  // the API function, for messages
+  FuncId func;
+  const void* sendbuff;
+  void* recvbuff;
+  size_t count;  // NCCL's count argument (per-rank block for AllGather / ReduceScatter)
+  ncclDataType_t type;
+  ncclRedOp_t op;  // ignored for Broadcast / AllGather
+  int root;        // Broadcast / Reduce
+};
+
+struct P2pCall {
+  const char* name;
+  bool isSend;
+  const void* sendbuff;
+  void* recvbuff;
+  size_t count;
+  ncclDataType_t type;
+  int peer;
+};
+
+ncclResult_t enqueueColl(ncclComm* comm, const CollCall& call);
+ncclResult_t enqueueP2p(ncclComm* comm, const P2pCall& call);
+
+// Called by the outermost group end: builds and runs the plans of every communicator that got
+// tasks in this thread's group, then clears them.
+ncclResult_t launchGroupTasks();
+// Drops this thread's pending tasks (a call in the group failed).
+void discardGroupTasks();
+// Whether this thread's group holds tasks.
+bool groupHasTasks();
+
+}  // namespace accl

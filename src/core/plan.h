@@ -1,0 +1,24 @@
+// A plan: what one communicator runs for one group, per channel, in call order. A channel's
+// list holds collective work items and batches of point-to-point transfers (the transfers of
+// consecutive send/recv calls, progressed together so that any pattern of sends and receives
+// inside a group completes).
+#pragma once
+
+#include <vector>
+
+#include "device/common/work.h"
+
+namespace accl {
+
+struct PlanItem {
+  bool isColl = true;
+  CollWork coll{};
+  std::vector<P2pWork> p2p;  // when !isColl
+};
+
+struct Plan {
+  std::vector<std::vector<PlanItem>> channels;  // channels[c] = items of channel c, in order
+  int nChannelsUsed = 0;
+};
+
+}  // namespace accl

@@ -1,0 +1,47 @@
+// Size thresholds for the host backend (measured on the CI-class 2-core machine: LL wins while
+// a message fits a few LL slots; the tree only pays off across nodes for mid-size messages).
+#include "tuner/size_rules.h"
+
+#include "util/check.h"
+#include "util/log.h"
+
+namespace accl {
+namespace {
+
+constexpr size_t kLLMaxBytes = 64 << 10;
+constexpr size_t kTreeMaxBytes = 4 << 20;
+
+bool hostAlgoExists(FuncId func, int algo) {
+  return algo == kAlgoRing || (algo == kAlgoTree && func == kFuncAllReduce);
+}
+
+}  // namespace
+
+ncclResult_t chooseBySize(const AlgoProtoFilter& filter, FuncId func, size_t bytes, int nranks, int nNodes,
+                          AlgoChoice* out) {
+  // Algorithm: the preferred one if allowed, else any allowed one that exists here.
+  AlgoId preferred = (func == kFuncAllReduce && nNodes > 1 && bytes <= kTreeMaxBytes) ? kAlgoTree : kAlgoRing;
+  int algo = -1;
+  if (filter.allowsAlgo(func, preferred) && hostAlgoExists(func, preferred)) algo = preferred;
+  for (int a : {kAlgoRing, kAlgoTree})
+    if (algo < 0 && filter.allowsAlgo(func, a) && hostAlgoExists(func, a)) algo = a;
+  if (algo < 0)
+    return fail(ncclInvalidUsage, "%s: NCCL_ALGO allows no algorithm the host backend implements (Ring%s)",
+                funcName(func), func == kFuncAllReduce ? ", Tree" : "");
+  // Protocol: LL for small messages, Simple otherwise. LL128 is a GPU protocol; where it is the
+  // only one allowed the host runs Simple, which has the same semantics.
+  ProtoId preferredProto = bytes <= kLLMaxBytes ? kProtoLL : kProtoSimple;
+  int proto = -1;
+  if (filter.allowsProto(func, preferredProto)) proto = preferredProto;
+  for (int p : {kProtoSimple, kProtoLL})
+    if (proto < 0 && filter.allowsProto(func, p)) proto = p;
+  if (proto < 0 && filter.allowsProto(func, kProtoLL128)) proto = kProtoSimple;
+  if (proto < 0) return fail(ncclInvalidUsage, "%s: NCCL_PROTO allows no protocol", funcName(func));
+  out->algo = static_cast<AlgoId>(algo);
+  out->proto = static_cast<ProtoId>(proto);
+  ACCL_TRACE(ACCL_LOG_TUNING, "%s %zu bytes nranks %d nNodes %d -> %s/%s", funcName(func), bytes, nranks, nNodes,
+             algoName(algo), protoName(proto));
+  return ncclSuccess;
+}
+
+}  // namespace accl
