@@ -68,7 +68,8 @@ ncclResult_t Bootstrap::create(const ncclUniqueId* ids, int nIds, const Bootstra
                 options.nranks);
   if (!ids) return fail(ncclInvalidArgument, "ncclCommInitRank: unique id pointer is NULL");
   if (nIds < 1 || nIds > options.nranks)
-    return fail(ncclInvalidArgument, "ncclCommInitRankScalable: nId %d is invalid (must be in [1, nranks=%d])", nIds,
+    return fail(ncclInvalidArgument,
+                "ncclCommInitRankScalable: nId %d is invalid (must be in [1, nranks=%d])", nIds,
                 options.nranks);
   std::unique_ptr<Bootstrap> b(new Bootstrap());
   b->rank_ = options.rank;
@@ -78,8 +79,8 @@ ncclResult_t Bootstrap::create(const ncclUniqueId* ids, int nIds, const Bootstra
   if (b->timeoutMs_ <= 0) b->timeoutMs_ = 120000;
   int64_t start = nowMs();
   ACCL_CHECK(b->join(ids, nIds));
-  ACCL_INFO(ACCL_LOG_BOOTSTRAP, "bootstrap: rank %d/%d joined in %lld ms (listening on %s)", b->rank_, b->nranks_,
-            static_cast<long long>(nowMs() - start), b->peers_[b->rank_].toString().c_str());
+  ACCL_INFO(ACCL_LOG_BOOTSTRAP, "bootstrap: rank %d/%d joined in %lld ms (listening on %s)", b->rank_,
+            b->nranks_, static_cast<long long>(nowMs() - start), b->peers_[b->rank_].toString().c_str());
   *out = std::move(b);
   return ncclSuccess;
 }
@@ -90,8 +91,8 @@ ncclResult_t Bootstrap::join(const ncclUniqueId* ids, int nIds) {
   for (int i = 0; i < nIds; ++i)
     for (int j = i + 1; j < nIds; ++j)
       if (infos[i].magic == infos[j].magic && infos[i].root == infos[j].root)
-        return fail(ncclInvalidArgument, "ncclCommInitRankScalable: unique ids #%d and #%d are the same (%s)", i, j,
-                    infos[i].root.toString().c_str());
+        return fail(ncclInvalidArgument, "ncclCommInitRankScalable: unique ids #%d and #%d are the same (%s)",
+                    i, j, infos[i].root.toString().c_str());
   magic_ = infos[0].magic;
   const int myRoot = rootOfRank(nranks_, nIds, rank_);
   const RankBlock block = rankBlock(nranks_, nIds, myRoot);
@@ -189,20 +190,21 @@ ncclResult_t Bootstrap::acceptPeer(const SocketWait& wait) {
   const int prev = (rank_ + nranks_ - 1) % nranks_;
   if (hello.link == static_cast<uint32_t>(PeerLink::kRing)) {
     if (ringPrev_.valid() || hello.fromRank != prev) {
-      ACCL_INFO(ACCL_LOG_BOOTSTRAP, "bootstrap: rank %d dropping an unexpected ring connection from rank %d", rank_,
-                hello.fromRank);
+      ACCL_INFO(ACCL_LOG_BOOTSTRAP, "bootstrap: rank %d dropping an unexpected ring connection from rank %d",
+                rank_, hello.fromRank);
       return ncclSuccess;
     }
     ringPrev_ = std::move(conn);
   } else if (hello.link == static_cast<uint32_t>(PeerLink::kP2p)) {
     peerGone_[hello.fromRank] = 0;
     if (incoming_[hello.fromRank].valid())
-      ACCL_INFO(ACCL_LOG_BOOTSTRAP, "bootstrap: rank %d: rank %d opened a second connection; using the new one",
-                rank_, hello.fromRank);
+      ACCL_INFO(ACCL_LOG_BOOTSTRAP,
+                "bootstrap: rank %d: rank %d opened a second connection; using the new one", rank_,
+                hello.fromRank);
     incoming_[hello.fromRank] = std::move(conn);
   } else {
-    ACCL_INFO(ACCL_LOG_BOOTSTRAP, "bootstrap: rank %d dropping a connection of unknown kind %u from rank %d", rank_,
-              hello.link, hello.fromRank);
+    ACCL_INFO(ACCL_LOG_BOOTSTRAP, "bootstrap: rank %d dropping a connection of unknown kind %u from rank %d",
+              rank_, hello.link, hello.fromRank);
   }
   return ncclSuccess;
 }
@@ -215,8 +217,9 @@ ncclResult_t Bootstrap::readMessage(int peer, const SocketWait& wait) {
   w.what = what.c_str();
   ACCL_CHECK(c.recvAll(&h, sizeof(h), w));
   if (h.bytes > kMaxMessageBytes)
-    return fail(ncclInternalError, "bootstrap: rank %d got a corrupt message header from rank %d (%llu bytes)",
-                rank_, peer, static_cast<unsigned long long>(h.bytes));
+    return fail(ncclInternalError,
+                "bootstrap: rank %d got a corrupt message header from rank %d (%llu bytes)", rank_, peer,
+                static_cast<unsigned long long>(h.bytes));
   std::vector<char> payload(h.bytes);
   ACCL_CHECK(c.recvAll(payload.data(), payload.size(), w));
   queued_[{peer, h.tag}].push_back(std::move(payload));
@@ -245,8 +248,8 @@ ncclResult_t Bootstrap::progressIncoming(const SocketWait& wait, int waitedPeer,
     if (n < 0 && errno == EINTR) continue;
     if (n < 0) {
       int err = errno;
-      return fail(ncclSystemError, "bootstrap: rank %d poll failed while waiting for %s: %s", rank_, wait.what,
-                  strerror(err));
+      return fail(ncclSystemError, "bootstrap: rank %d poll failed while waiting for %s: %s", rank_,
+                  wait.what, strerror(err));
     }
     if (n == 0) continue;
     for (size_t i = 0; i < fds.size(); ++i) {
@@ -258,8 +261,9 @@ ncclResult_t Bootstrap::progressIncoming(const SocketWait& wait, int waitedPeer,
         incoming_[owner].close();
         peerGone_[owner] = 1;
         if (owner == waitedPeer)
-          return fail(ncclRemoteError, "bootstrap: rank %d closed its connection while rank %d was waiting for %s",
-                      owner, rank_, wait.what);
+          return fail(ncclRemoteError,
+                      "bootstrap: rank %d closed its connection while rank %d was waiting for %s", owner,
+                      rank_, wait.what);
         ACCL_INFO(ACCL_LOG_BOOTSTRAP, "bootstrap: rank %d: rank %d closed its connection", rank_, owner);
       } else {
         ACCL_CHECK(readMessage(owner, wait));
@@ -272,7 +276,8 @@ ncclResult_t Bootstrap::progressIncoming(const SocketWait& wait, int waitedPeer,
 
 ncclResult_t Bootstrap::allGather(void* data, size_t bytesPerRank) {
   if (nranks_ == 1 || bytesPerRank == 0) return ncclSuccess;
-  if (!data) return fail(ncclInvalidArgument, "bootstrap allGather: data is NULL (%zu bytes per rank)", bytesPerRank);
+  if (!data)
+    return fail(ncclInvalidArgument, "bootstrap allGather: data is NULL (%zu bytes per rank)", bytesPerRank);
   std::lock_guard<std::mutex> lock(ringMutex_);
   const int prev = (rank_ + nranks_ - 1) % nranks_;
   std::string what = fmt("allGather data from rank %d (rank %d)", prev, rank_);
@@ -280,8 +285,9 @@ ncclResult_t Bootstrap::allGather(void* data, size_t bytesPerRank) {
   ACCL_CHECK(Socket::sendRecv(ringNext_, &mine, sizeof(mine), ringPrev_, &theirs, sizeof(theirs),
                               waitFor(what.c_str())));
   if (theirs != mine)
-    return fail(ncclInternalError, "bootstrap allGather: rank %d passed %llu bytes per rank but rank %d passed %zu",
-                prev, static_cast<unsigned long long>(theirs), rank_, bytesPerRank);
+    return fail(ncclInternalError,
+                "bootstrap allGather: rank %d passed %llu bytes per rank but rank %d passed %zu", prev,
+                static_cast<unsigned long long>(theirs), rank_, bytesPerRank);
   char* base = static_cast<char*>(data);
   for (int step = 0; step < nranks_ - 1; ++step) {
     size_t sendSlice = static_cast<size_t>((rank_ - step + nranks_) % nranks_);
@@ -331,14 +337,15 @@ ncclResult_t Bootstrap::recvLocked(int peer, int tag, void* data, size_t bytes) 
       it->second.pop_front();
       if (it->second.empty()) queued_.erase(it);
       if (msg.size() != bytes)
-        return fail(ncclInternalError, "bootstrap: message from rank %d with tag %d has %zu bytes but rank %d expected %zu",
+        return fail(ncclInternalError,
+                    "bootstrap: message from rank %d with tag %d has %zu bytes but rank %d expected %zu",
                     peer, tag, msg.size(), rank_, bytes);
       if (bytes) std::memcpy(data, msg.data(), bytes);
       return ncclSuccess;
     }
     if (peerGone_[peer])
-      return fail(ncclRemoteError, "bootstrap: rank %d closed its connection before rank %d received %s", peer,
-                  rank_, what.c_str());
+      return fail(ncclRemoteError, "bootstrap: rank %d closed its connection before rank %d received %s",
+                  peer, rank_, what.c_str());
     if (w.expired())
       return fail(ncclRemoteError, "bootstrap: rank %d timed out after %lld ms waiting for %s%s", rank_,
                   static_cast<long long>(timeoutMs_), what.c_str(),
@@ -372,7 +379,8 @@ ncclResult_t Bootstrap::barrier() {
 
 ncclResult_t Bootstrap::broadcast(int root, void* data, size_t bytes) {
   ACCL_CHECK(checkPeer("broadcast", root));
-  if (bytes && !data) return fail(ncclInvalidArgument, "bootstrap broadcast: data is NULL for %zu bytes", bytes);
+  if (bytes && !data)
+    return fail(ncclInvalidArgument, "bootstrap broadcast: data is NULL for %zu bytes", bytes);
   if (nranks_ == 1) return ncclSuccess;
   if (rank_ != root) return recvLocked(root, kBroadcastTag, data, bytes);
   for (int p = 0; p < nranks_; ++p)

@@ -13,10 +13,11 @@ ncclResult_t commIdFromEnv(SocketAddress* out, bool* isSet) {
   std::string text = paramStr("NCCL_COMM_ID");
   *isSet = !text.empty();
   if (!*isSet) return ncclSuccess;
-  ACCL_CHECK(SocketAddress::parse(text, out, parseSocketFamily(paramStr("NCCL_SOCKET_FAMILY")), "NCCL_COMM_ID"));
+  ACCL_CHECK(
+      SocketAddress::parse(text, out, parseSocketFamily(paramStr("NCCL_SOCKET_FAMILY")), "NCCL_COMM_ID"));
   if (out->port() == 0)
-    return fail(ncclInvalidArgument, "NCCL_COMM_ID: '%s' has port 0; a fixed bootstrap root needs a real port",
-                text.c_str());
+    return fail(ncclInvalidArgument,
+                "NCCL_COMM_ID: '%s' has port 0; a fixed bootstrap root needs a real port", text.c_str());
   return ncclSuccess;
 }
 
@@ -47,7 +48,8 @@ ncclResult_t bootstrapNetAddress(SocketAddress* out) {
   std::vector<NetInterface> picked = selectInterfaces(all, ifname, family, haveCommId ? &commId : nullptr, 1);
   if (picked.empty()) {
     std::string names;
-    for (const NetInterface& i : all) names += (names.empty() ? "" : ", ") + i.name + "=" + i.addr.hostString();
+    for (const NetInterface& i : all)
+      names += (names.empty() ? "" : ", ") + i.name + "=" + i.addr.hostString();
     return fail(ncclInvalidUsage,
                 "bootstrap: no usable network interface (NCCL_SOCKET_IFNAME='%s', NCCL_SOCKET_FAMILY='%s'); "
                 "interfaces present: %s",

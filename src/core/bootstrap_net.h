@@ -5,7 +5,8 @@
 #include <string>
 
 #include "nccl.h"
-#include "util/socket.h"
+#include "util/net_interfaces.h"
+#include "util/socket_address.h"
 
 namespace accl {
 

@@ -50,6 +50,7 @@ class RootServer {
 
  private:
   static constexpr int64_t kMs = 1000000;
+  static constexpr int64_t kDepartureCheckMs = 100;
 
   bool isMaster() const { return haveRef_ && nroots_ > 1 && rootIndex_ == 0; }
   bool blockComplete() const { return haveRef_ && presentCount_ == block_.count; }
@@ -66,6 +67,7 @@ class RootServer {
     rootIndex_ = rootIndex;
     refRank_ = refRank;
     timeoutMs_ = timeoutMs > 0 ? timeoutMs : paramInt("ACCL_BOOTSTRAP_TIMEOUT_MS");
+    if (timeoutMs_ <= 0) timeoutMs_ = 120000;
     block_ = rankBlock(nranks, nroots, rootIndex);
     firstArrivalNs_ = nowNs();
     rankConns_.resize(block_.count);
@@ -101,8 +103,8 @@ class RootServer {
     if (fatal_ != ncclSuccess) return;
     fatal_ = code;
     fatalMsg_ = message;
-    ACCL_INFO(ACCL_LOG_BOOTSTRAP, "bootstrap root %s: failing this communicator creation: %s", where().c_str(),
-              message.c_str());
+    ACCL_INFO(ACCL_LOG_BOOTSTRAP, "bootstrap root %s: failing this communicator creation: %s",
+              where().c_str(), message.c_str());
     if (!deferReplies())
       for (Socket& c : rankConns_) reply(c, fatal_, fatalMsg_, SocketAddress());
   }
@@ -113,7 +115,8 @@ class RootServer {
       if (!present_[i]) missing.push_back(block_.first + i);
     char buf[256];
     if (nroots_ > 1)
-      snprintf(buf, sizeof(buf), "bootstrap: timed out after %lld ms waiting for %zu of %d ranks of block %d (ranks %d..%d)",
+      snprintf(buf, sizeof(buf),
+               "bootstrap: timed out after %lld ms waiting for %zu of %d ranks of block %d (ranks %d..%d)",
                static_cast<long long>(timeoutMs_), missing.size(), block_.count, rootIndex_, block_.first,
                block_.first + block_.count - 1);
     else
@@ -126,22 +129,24 @@ class RootServer {
     bool consistent = false;  // the request agrees with the reference and names a rank of this block
     if (req.header.version != kWireVersion) {
       setFatal(ncclInvalidUsage, "bootstrap: rank " + std::to_string(req.rank) +
-                                     " speaks bootstrap protocol version " + std::to_string(req.header.version) +
-                                     ", the root speaks " + std::to_string(kWireVersion) +
-                                     " (mixed library versions?)");
+                                     " speaks bootstrap protocol version " +
+                                     std::to_string(req.header.version) + ", the root speaks " +
+                                     std::to_string(kWireVersion) + " (mixed library versions?)");
     } else if (req.nranks < 1 || req.rank < 0 || req.rank >= req.nranks || req.nroots < 1 ||
                req.nroots > req.nranks || req.rootIndex < 0 || req.rootIndex >= req.nroots) {
-      setFatal(ncclInvalidUsage, "bootstrap: rank " + std::to_string(req.rank) + " sent an invalid join (nranks " +
-                                     std::to_string(req.nranks) + ", ids " + std::to_string(req.nroots) +
-                                     ", id index " + std::to_string(req.rootIndex) + ")");
+      setFatal(ncclInvalidUsage, "bootstrap: rank " + std::to_string(req.rank) +
+                                     " sent an invalid join (nranks " + std::to_string(req.nranks) +
+                                     ", ids " + std::to_string(req.nroots) + ", id index " +
+                                     std::to_string(req.rootIndex) + ")");
     } else if (!haveRef_) {
       adopt(req.nranks, req.nroots, req.rootIndex, req.timeoutMs, req.rank);
       consistent = true;
     } else if (req.nranks != nranks_) {
-      std::string other = refRank_ >= 0 ? "rank " + std::to_string(refRank_) + " with" : "the other ranks use";
+      std::string other =
+          refRank_ >= 0 ? "rank " + std::to_string(refRank_) + " with" : "the other ranks use";
       setFatal(ncclInvalidUsage, "ncclCommInitRank: nranks mismatch: rank " + std::to_string(req.rank) +
-                                     " was started with nranks=" + std::to_string(req.nranks) + " but " + other +
-                                     " nranks=" + std::to_string(nranks_));
+                                     " was started with nranks=" + std::to_string(req.nranks) + " but " +
+                                     other + " nranks=" + std::to_string(nranks_));
     } else if (req.nroots != nroots_) {
       setFatal(ncclInvalidUsage, "ncclCommInitRankScalable: rank " + std::to_string(req.rank) + " passed " +
                                      std::to_string(req.nroots) + " unique ids but the other ranks passed " +
@@ -159,12 +164,14 @@ class RootServer {
       int idx = req.rank - block_.first;
       if (idx < 0 || idx >= block_.count) {
         setFatal(ncclInvalidUsage, "bootstrap: rank " + std::to_string(req.rank) + " is not in block " +
-                                       std::to_string(rootIndex_) + " (ranks " + std::to_string(block_.first) +
-                                       ".." + std::to_string(block_.first + block_.count - 1) + ")");
+                                       std::to_string(rootIndex_) + " (ranks " +
+                                       std::to_string(block_.first) + ".." +
+                                       std::to_string(block_.first + block_.count - 1) + ")");
       } else if (present_[idx]) {
         setFatal(ncclInvalidUsage, "ncclCommInitRank: rank " + std::to_string(req.rank) +
-                                       " was claimed by two processes (" + rankAddrs_[idx].toString() + " and " +
-                                       req.listenAddr.toString() + "); every rank must be used exactly once");
+                                       " was claimed by two processes (" + rankAddrs_[idx].toString() +
+                                       " and " + req.listenAddr.toString() +
+                                       "); every rank must be used exactly once");
       } else {
         present_[idx] = 1;
         ++presentCount_;
@@ -177,7 +184,8 @@ class RootServer {
         }
         ACCL_TRACE(ACCL_LOG_BOOTSTRAP, "bootstrap root %s: rank %d joined (%d/%d)", where().c_str(), req.rank,
                    presentCount_, block_.count);
-        if (fatal_ != ncclSuccess && !deferReplies()) reply(rankConns_[idx], fatal_, fatalMsg_, SocketAddress());
+        if (fatal_ != ncclSuccess && !deferReplies())
+          reply(rankConns_[idx], fatal_, fatalMsg_, SocketAddress());
         return;
       }
     }
@@ -188,28 +196,30 @@ class RootServer {
   }
 
   void handleReport(Socket conn, const RootReport& rep) {
-    if (rep.header.version != kWireVersion || rep.nroots < 2 || rep.rootIndex < 1 || rep.rootIndex >= rep.nroots ||
-        rep.nranks < rep.nroots) {
-      ACCL_INFO(ACCL_LOG_BOOTSTRAP, "bootstrap root %s: dropping a malformed block report from %s", where().c_str(),
-                conn.peerAddress().toString().c_str());
+    if (rep.header.version != kWireVersion || rep.nroots < 2 || rep.rootIndex < 1 ||
+        rep.rootIndex >= rep.nroots || rep.nranks < rep.nroots) {
+      ACCL_INFO(ACCL_LOG_BOOTSTRAP, "bootstrap root %s: dropping a malformed block report from %s",
+                where().c_str(), conn.peerAddress().toString().c_str());
       return;
     }
     if (!haveRef_) adopt(rep.nranks, rep.nroots, 0, rep.timeoutMs, -1);
     if (!isMaster()) {
-      ACCL_INFO(ACCL_LOG_BOOTSTRAP, "bootstrap root %s: dropping a block report from %s: this root serves id #%d",
+      ACCL_INFO(ACCL_LOG_BOOTSTRAP,
+                "bootstrap root %s: dropping a block report from %s: this root serves id #%d",
                 where().c_str(), conn.peerAddress().toString().c_str(), rootIndex_);
       return;
     }
     if (rep.nranks != nranks_ || rep.nroots != nroots_) {
-      setFatal(ncclInvalidUsage, "ncclCommInitRankScalable: the ranks of id #" + std::to_string(rep.rootIndex) +
-                                     " use nranks=" + std::to_string(rep.nranks) + " with " +
-                                     std::to_string(rep.nroots) + " ids, the ranks of id #0 nranks=" +
-                                     std::to_string(nranks_) + " with " + std::to_string(nroots_) + " ids");
+      setFatal(ncclInvalidUsage,
+               "ncclCommInitRankScalable: the ranks of id #" + std::to_string(rep.rootIndex) +
+                   " use nranks=" + std::to_string(rep.nranks) + " with " + std::to_string(rep.nroots) +
+                   " ids, the ranks of id #0 nranks=" + std::to_string(nranks_) + " with " +
+                   std::to_string(nroots_) + " ids");
       return;  // that root gets no verdict and reports the failure to its ranks itself
     }
     if (reported_[rep.rootIndex]) {
-      ACCL_INFO(ACCL_LOG_BOOTSTRAP, "bootstrap root %s: dropping a second report for block %d", where().c_str(),
-                rep.rootIndex);
+      ACCL_INFO(ACCL_LOG_BOOTSTRAP, "bootstrap root %s: dropping a second report for block %d",
+                where().c_str(), rep.rootIndex);
       return;
     }
     reported_[rep.rootIndex] = 1;
@@ -226,27 +236,39 @@ class RootServer {
     rankConns_[idx].close();
     present_[idx] = 0;
     --presentCount_;
-    setFatal(ncclRemoteError, "bootstrap: rank " + std::to_string(rank) + " (" + addr +
-                                  ") hung up on the bootstrap root before all ranks had arrived (it was aborted "
-                                  "or died)");
+    setFatal(ncclRemoteError,
+             "bootstrap: rank " + std::to_string(rank) + " (" + addr +
+                 ") hung up on the bootstrap root before all ranks had arrived (it was aborted "
+                 "or died)");
   }
 
-  // Waits one short slice (never past deadlineNs) for a visitor or for a waiting rank to hang up.
-  void serveOnce(int64_t deadlineNs) {
-    int64_t leftMs = (deadlineNs - nowNs()) / kMs + 1;
-    if (leftMs <= 0) return;
-    std::vector<pollfd> fds{pollfd{listener_.fd(), POLLIN, 0}};
-    std::vector<int> slots{-1};
+  // Looks (without waiting) for ranks that hung up while waiting for their answer.
+  void checkDepartures() {
+    std::vector<pollfd> fds;
+    std::vector<int> slots;
     for (int i = 0; i < static_cast<int>(rankConns_.size()); ++i) {
       if (!rankConns_[i].valid()) continue;
       fds.push_back(pollfd{rankConns_[i].fd(), POLLIN, 0});
       slots.push_back(i);
     }
-    int n = ::poll(fds.data(), fds.size(), static_cast<int>(std::min<int64_t>(leftMs, 100)));
-    if (n <= 0) return;
-    for (size_t k = 1; k < fds.size(); ++k)
+    if (fds.empty() || ::poll(fds.data(), fds.size(), 0) <= 0) return;
+    for (size_t k = 0; k < fds.size(); ++k)
       if (fds[k].revents) rankLeft(slots[k]);
-    if (fds[0].revents) acceptOne(deadlineNs);
+  }
+
+  // Waits one short slice (never past deadlineNs) for a visitor. Departures are checked every
+  // kDepartureCheckMs rather than per visitor, so a burst of thousands of joins stays linear.
+  void serveOnce(int64_t deadlineNs) {
+    int64_t now = nowNs();
+    if (now - lastDepartureCheckNs_ >= kDepartureCheckMs * kMs) {
+      checkDepartures();
+      lastDepartureCheckNs_ = now;
+    }
+    int64_t leftMs = (deadlineNs - now) / kMs + 1;
+    if (leftMs <= 0) return;
+    pollfd p{listener_.fd(), POLLIN, 0};
+    if (::poll(&p, 1, static_cast<int>(std::min<int64_t>(leftMs, kDepartureCheckMs))) > 0)
+      acceptOne(deadlineNs);
   }
 
   // Accepts and handles one visitor (the listener is readable); strangers cost at most perConnectionMs.
@@ -268,13 +290,13 @@ class RootServer {
     } else if (header.kind == kRootReportKind) {
       auto rep = std::make_unique<RootReport>();
       rep->header = header;
-      if (conn.recvAll(reinterpret_cast<char*>(rep.get()) + sizeof(header), sizeof(RootReport) - sizeof(header),
-                       body) != ncclSuccess)
+      if (conn.recvAll(reinterpret_cast<char*>(rep.get()) + sizeof(header),
+                       sizeof(RootReport) - sizeof(header), body) != ncclSuccess)
         return;
       handleReport(std::move(conn), *rep);
     } else {
-      ACCL_INFO(ACCL_LOG_BOOTSTRAP, "bootstrap root %s: dropping %s: unknown request kind 0x%x", where().c_str(),
-                conn.peerAddress().toString().c_str(), header.kind);
+      ACCL_INFO(ACCL_LOG_BOOTSTRAP, "bootstrap root %s: dropping %s: unknown request kind 0x%x",
+                where().c_str(), conn.peerAddress().toString().c_str(), header.kind);
     }
   }
 
@@ -324,16 +346,17 @@ class RootServer {
     Socket conn;
     std::string what = "root 0 at " + root0Addr_.toString();
     SocketWait w = SocketWait::in(timeoutMs_, nullptr, what.c_str(), true);
-    ncclResult_t res = root0Known_ ? Socket::connect(root0Addr_, root0Magic_, SocketType::kBootstrap, w, &conn)
-                                   : ncclInternalError;
+    ncclResult_t res = root0Known_
+                           ? Socket::connect(root0Addr_, root0Magic_, SocketType::kBootstrap, w, &conn)
+                           : ncclInternalError;
     if (res == ncclSuccess) res = conn.sendAll(rep.get(), sizeof(RootReport), w);
     SocketWait wv = SocketWait::in(2 * timeoutMs_, nullptr, "the verdict of root 0", true);
     if (res == ncclSuccess) res = conn.recvAll(verdict.get(), sizeof(JoinReply), wv);
     if (res != ncclSuccess) {
       if (*status == ncclSuccess) {
         *status = ncclRemoteError;
-        *message = "bootstrap: the root of id #" + std::to_string(rootIndex_) + " could not get an answer from " +
-                   "the root of id #0 (" + lastSocketErrorText() + ")";
+        *message = "bootstrap: the root of id #" + std::to_string(rootIndex_) +
+                   " could not get an answer from " + "the root of id #0 (" + lastSocketErrorText() + ")";
       }
       return;
     }
@@ -348,8 +371,10 @@ class RootServer {
   void answerBlockRoots(ncclResult_t* status, std::string* message, SocketAddress* nextBlockFirst) {
     std::vector<SocketAddress> firstAddr(nroots_);
     std::vector<std::pair<ncclResult_t, std::string>> failures;
-    if (*status == ncclSuccess) firstAddr[0] = rankAddrs_[0];
-    else failures.emplace_back(*status, *message);
+    if (*status == ncclSuccess)
+      firstAddr[0] = rankAddrs_[0];
+    else
+      failures.emplace_back(*status, *message);
     for (int j = 1; j < nroots_; ++j) {
       if (!reported_[j]) {
         RankBlock b = rankBlock(nranks_, nroots_, j);
@@ -380,8 +405,8 @@ class RootServer {
   void finish() {
     listener_.close();
     if (!haveRef_) {
-      ACCL_INFO(ACCL_LOG_BOOTSTRAP, "bootstrap root %s: no rank arrived within %lld ms; exiting", where().c_str(),
-                static_cast<long long>(idleTimeoutMs_));
+      ACCL_INFO(ACCL_LOG_BOOTSTRAP, "bootstrap root %s: no rank arrived within %lld ms; exiting",
+                where().c_str(), static_cast<long long>(idleTimeoutMs_));
       return;
     }
     ncclResult_t status = fatal_;
@@ -407,6 +432,7 @@ class RootServer {
   uint64_t magic_;
   int64_t idleTimeoutMs_;
   int64_t startNs_;
+  int64_t lastDepartureCheckNs_ = 0;
 
   bool haveRef_ = false;
   int nranks_ = 0, nroots_ = 0, rootIndex_ = -1, refRank_ = -1;

@@ -26,8 +26,8 @@ struct JoinRequest {
   int32_t rank;
   int32_t nranks;
   int32_t nroots;
-  int32_t rootIndex;   // which unique id (block) this rank belongs to
-  int64_t timeoutMs;   // the rank's bootstrap timeout; the root adopts the first arrival's
+  int32_t rootIndex;         // which unique id (block) this rank belongs to
+  int64_t timeoutMs;         // the rank's bootstrap timeout; the root adopts the first arrival's
   SocketAddress listenAddr;  // the rank's peer listener
   SocketAddress root0Addr;   // where block roots report (ids[0]); used when nroots > 1
   uint64_t root0Magic;
@@ -38,7 +38,7 @@ struct RootReport {
   int32_t rootIndex;
   int32_t nroots;
   int32_t nranks;
-  int32_t status;            // ncclResult_t of the block's gather
+  int32_t status;  // ncclResult_t of the block's gather
   int64_t timeoutMs;
   SocketAddress firstRankAddr;  // listener of the block's first rank (valid when status == ncclSuccess)
   char message[kWireMessageBytes];

@@ -138,7 +138,7 @@ ncclResult_t initJob(const char* call, ncclComm* comm, const std::vector<ncclUni
 // Creates the child id on the leader and distributes it to `members` over the parent.
 ncclResult_t shareChildId(ncclComm* parent, const std::vector<int>& members, int tag, ncclUniqueId* id) {
   if (members.front() == parent->rank) {
-    ACCL_CHECK(createUniqueId(id));
+    ACCL_CHECK(createLocalUniqueId(id));  // never NCCL_COMM_ID: siblings would share its port
     for (size_t i = 1; i < members.size(); ++i) ACCL_CHECK(parent->bootstrap->send(members[i], tag, id, sizeof(*id)));
   } else {
     ACCL_CHECK(parent->bootstrap->recv(members.front(), tag, id, sizeof(*id)));

@@ -27,12 +27,14 @@ ncclResult_t parseUniqueId(const ncclUniqueId& id, UniqueIdInfo* out, const char
   std::memcpy(&info.root, id.internal + kUniqueIdAddrOffset, sizeof(info.root));
   bool allZero = true;
   for (size_t i = 0; i < sizeof(id.internal); ++i) allZero = allZero && id.internal[i] == 0;
-  if (allZero) return fail(ncclInvalidArgument, "%s: invalid ncclUniqueId: it is all zeros (%s)", caller, kHint);
-  if (info.magic == 0) return fail(ncclInvalidArgument, "%s: invalid ncclUniqueId: magic is 0 (%s)", caller, kHint);
+  if (allZero)
+    return fail(ncclInvalidArgument, "%s: invalid ncclUniqueId: it is all zeros (%s)", caller, kHint);
+  if (info.magic == 0)
+    return fail(ncclInvalidArgument, "%s: invalid ncclUniqueId: magic is 0 (%s)", caller, kHint);
   if (!info.root.isInet())
     return fail(ncclInvalidArgument,
-                "%s: invalid ncclUniqueId: root address family %d is neither AF_INET nor AF_INET6 (%s)", caller,
-                info.root.family(), kHint);
+                "%s: invalid ncclUniqueId: root address family %d is neither AF_INET nor AF_INET6 (%s)",
+                caller, info.root.family(), kHint);
   if (info.root.port() == 0)
     return fail(ncclInvalidArgument, "%s: invalid ncclUniqueId: root port is 0 (%s)", caller, kHint);
   bool unspecified = info.root.family() == AF_INET ? info.root.in4.sin_addr.s_addr == 0
@@ -44,8 +46,9 @@ ncclResult_t parseUniqueId(const ncclUniqueId& id, UniqueIdInfo* out, const char
   size_t usedAddr = info.root.length();
   for (size_t i = kUniqueIdAddrOffset + usedAddr; i < sizeof(id.internal); ++i) {
     if (id.internal[i] != 0)
-      return fail(ncclInvalidArgument, "%s: invalid ncclUniqueId: byte %zu is 0x%02x where 0 was expected (%s)",
-                  caller, i, static_cast<unsigned char>(id.internal[i]), kHint);
+      return fail(ncclInvalidArgument,
+                  "%s: invalid ncclUniqueId: byte %zu is 0x%02x where 0 was expected (%s)", caller, i,
+                  static_cast<unsigned char>(id.internal[i]), kHint);
   }
   *out = info;
   return ncclSuccess;
@@ -106,7 +109,8 @@ ncclResult_t createLocalUniqueId(ncclUniqueId* out, int64_t rootIdleTimeoutMs) {
   info.root = listener.localAddress();
   ACCL_CHECK(startBootstrapRoot(std::move(listener), info.magic, rootIdleTimeoutMs));
   encodeUniqueId(info, out);
-  ACCL_INFO(ACCL_LOG_BOOTSTRAP, "ncclGetUniqueId: bootstrap root listening on %s", info.root.toString().c_str());
+  ACCL_INFO(ACCL_LOG_BOOTSTRAP, "ncclGetUniqueId: bootstrap root listening on %s",
+            info.root.toString().c_str());
   return ncclSuccess;
 }
 

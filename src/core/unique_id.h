@@ -31,7 +31,8 @@ void encodeUniqueId(const UniqueIdInfo& info, ncclUniqueId* out);
 // Decodes and validates an id: the magic must be non-zero, the family AF_INET/AF_INET6, the port and
 // address non-zero and the unused bytes zero. A garbage id (all zeros, random bytes, a truncated copy)
 // fails with ncclInvalidArgument and a message that starts with `caller`.
-ncclResult_t parseUniqueId(const ncclUniqueId& id, UniqueIdInfo* out, const char* caller = "ncclCommInitRank");
+ncclResult_t parseUniqueId(const ncclUniqueId& id, UniqueIdInfo* out,
+                           const char* caller = "ncclCommInitRank");
 
 // ncclGetUniqueId's work. Without NCCL_COMM_ID: picks the bootstrap address, opens a listener on an
 // ephemeral port, draws a random magic and starts a bootstrap root thread (bootstrap_root.h) that

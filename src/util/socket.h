@@ -1,0 +1,102 @@
+// TCP sockets for control connections (bootstrap and friends): an RAII Socket with listen/connect/accept,
+// a connect handshake (u64 magic + i32 type), and deadline-bounded, abortable sendAll/recvAll.
+// Addresses live in util/socket_address.h, interface selection in util/net_interfaces.h.
+//
+// Every blocking operation takes a SocketWait: an absolute deadline (or none), the abort flag of the
+// communicator, a short description of what is being waited for (it ends up in error messages) and a
+// `quiet` switch. Quiet failures are logged at INFO level only and do not replace ncclGetLastError();
+// the bootstrap root uses it so a stray or hostile connection cannot overwrite a real rank's error.
+//
+// Error mapping: peer closed / reset / unreachable / timed out -> ncclRemoteError; any other failing
+// syscall -> ncclSystemError; abort flag raised -> ncclInternalError (quiet, the caller asked for it).
+#pragma once
+
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+
+#include "nccl.h"
+#include "util/socket_address.h"
+
+namespace accl {
+
+// Connection kinds sent in the connect handshake (same numbering as NCCL).
+enum class SocketType : int32_t { kBootstrap = 1, kProxy = 2, kNetSocket = 3, kNetIb = 4, kRas = 5 };
+
+// The text of the last error this thread's socket calls reported (quiet or not); "" if none yet.
+// Quiet callers (the bootstrap root) use it to pass the reason on to the ranks.
+const char* lastSocketErrorText();
+
+struct SocketWait {
+  int64_t deadlineNs = 0;                       // absolute accl::nowNs() value; 0 = no deadline
+  int64_t timeoutMs = 0;                        // the budget the deadline came from (for messages)
+  const std::atomic<int>* abortFlag = nullptr;  // may be null
+  const char* what = "data";                    // "... waiting for <what>"
+  bool quiet = false;                           // log failures at INFO, leave ncclGetLastError alone
+
+  // A wait that expires `ms` milliseconds from now (ms <= 0: no deadline).
+  static SocketWait in(int64_t ms, const std::atomic<int>* abortFlag, const char* what, bool quiet = false);
+  int64_t remainingMs() const;  // -1 when there is no deadline
+  bool expired() const;
+  bool aborted() const;
+};
+
+class Socket {
+ public:
+  Socket() = default;
+  ~Socket();
+  Socket(Socket&& other) noexcept;
+  Socket& operator=(Socket&& other) noexcept;
+  Socket(const Socket&) = delete;
+  Socket& operator=(const Socket&) = delete;
+
+  bool valid() const { return fd_ >= 0; }
+  int fd() const { return fd_; }
+  // Listener: the bound address (real port filled in). Connection: our end.
+  const SocketAddress& localAddress() const { return local_; }
+  // Connection: the other end. Listener: unset.
+  const SocketAddress& peerAddress() const { return peer_; }
+  void close();
+
+  // Binds to `addr` (port 0 = ephemeral; a fixed port sets SO_REUSEADDR) and listens.
+  static ncclResult_t listen(const SocketAddress& addr, Socket* out, bool quiet = false);
+
+  // Connects to `peer`, retrying refused/unreachable/timed-out attempts NCCL_SOCKET_RETRY_CNT times with a
+  // sleep of attempt * NCCL_SOCKET_RETRY_SLEEP_MSEC ms (never past the wait's deadline), then sends the
+  // handshake (u64 magic, i32 type). TCP_NODELAY is set.
+  static ncclResult_t connect(const SocketAddress& peer, uint64_t magic, SocketType type,
+                              const SocketWait& wait, Socket* out);
+
+  // Accepts one raw connection (no handshake).
+  ncclResult_t acceptRaw(const SocketWait& wait, Socket* out);
+
+  // Accepts connections until one presents the right handshake. A connection that sends a wrong magic,
+  // a wrong type, junk, or nothing within perConnectionMs is logged at INFO level and closed, and
+  // accepting continues. Only the listener-level wait (deadline / abort) ends the call with an error.
+  ncclResult_t accept(uint64_t magic, SocketType type, const SocketWait& wait, Socket* out,
+                      int64_t perConnectionMs = 1000);
+
+  ncclResult_t sendAll(const void* data, size_t bytes, const SocketWait& wait);
+  ncclResult_t recvAll(void* data, size_t bytes, const SocketWait& wait);
+
+  // Sends on `tx` and receives on `rx` at the same time (neither side can fill the other's buffers and
+  // deadlock, whatever the sizes). tx and rx may be the same socket.
+  static ncclResult_t sendRecv(Socket& tx, const void* sendData, size_t sendBytes, Socket& rx, void* recvData,
+                               size_t recvBytes, const SocketWait& wait);
+
+  // Waits until the socket is readable (data, EOF or a pending connection on a listener).
+  // *ready = false when the deadline passed (no error is reported then; the caller decides).
+  ncclResult_t waitReadable(const SocketWait& wait, bool* ready);
+
+  // Non-blocking: true when the peer has closed (or reset) the connection and no unread data is left.
+  bool peerClosed() const;
+
+ private:
+  Socket(int fd, const SocketAddress& local, const SocketAddress& peer)
+      : fd_(fd), local_(local), peer_(peer) {}
+  int fd_ = -1;
+  SocketAddress local_;
+  SocketAddress peer_;
+};
+
+}  // namespace accl
