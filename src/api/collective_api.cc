@@ -24,11 +24,16 @@ ncclResult_t p2p(const char* name, bool isSend, const void* sendbuff, void* recv
 
 // Checks shared by the send/recv compositions before any part is queued, so a bad call queues
 // nothing.
-ncclResult_t checkComposite(const char* name, ncclComm* comm, ncclDataType_t type, int root, bool rooted) {
+ncclResult_t checkComposite(const char* name, ncclComm* comm, ncclDataType_t type, size_t count, int root,
+                            bool rooted) {
   ACCL_CHECK(checkCommReady(name, comm));
   if (static_cast<int>(type) < 0 || static_cast<int>(type) >= ncclNumTypes)
     return fail(ncclInvalidArgument, "%s: datatype %d is invalid (must be in [0, %d))", name, static_cast<int>(type),
                 static_cast<int>(ncclNumTypes));
+  // The buffers hold nranks blocks of count elements: their byte size must exist.
+  if (count != 0 && count > SIZE_MAX / dtypeSize(type) / static_cast<size_t>(comm->nranks))
+    return fail(ncclInvalidArgument, "%s: count %zu x %d ranks of %zu-byte elements overflows the address space",
+                name, count, comm->nranks, dtypeSize(type));
   if (rooted && (root < 0 || root >= comm->nranks))
     return fail(ncclInvalidArgument, "%s: root %d is out of range [0, %d)", name, root, comm->nranks);
   return ncclSuccess;
@@ -36,8 +41,9 @@ ncclResult_t checkComposite(const char* name, ncclComm* comm, ncclDataType_t typ
 
 // Runs `body` (which queues send/recv parts) as one group; errors inside latch as usual.
 template <class Body>
-ncclResult_t composite(const char* name, ncclComm* comm, ncclDataType_t type, int root, bool rooted, Body&& body) {
-  ncclResult_t res = checkComposite(name, comm, type, root, rooted);
+ncclResult_t composite(const char* name, ncclComm* comm, ncclDataType_t type, size_t count, int root, bool rooted,
+                       Body&& body) {
+  ncclResult_t res = checkComposite(name, comm, type, count, root, rooted);
   if (res != ncclSuccess) {
     recordGroupError(res);
     return res;
@@ -110,7 +116,7 @@ ACCL_API(ncclResult_t, ncclRecv, void* recvbuff, size_t count, ncclDataType_t da
 ACCL_API(ncclResult_t, ncclAlltoAll, const void* sendbuff, void* recvbuff, size_t count, ncclDataType_t datatype,
          ncclComm_t comm, cudaStream_t stream) {
   return apiGuard("ncclAlltoAll", [&] {
-    return composite("ncclAlltoAll", comm, datatype, 0, false, [&]() -> ncclResult_t {
+    return composite("ncclAlltoAll", comm, datatype, count, 0, false, [&]() -> ncclResult_t {
       for (int r = 0; r < comm->nranks; ++r) {
         ACCL_CHECK(p2p("ncclAlltoAll", true, byteOffset(sendbuff, r * count, datatype), nullptr, count, datatype, r,
                        comm));
@@ -125,7 +131,7 @@ ACCL_API(ncclResult_t, ncclAlltoAll, const void* sendbuff, void* recvbuff, size_
 ACCL_API(ncclResult_t, ncclGather, const void* sendbuff, void* recvbuff, size_t count, ncclDataType_t datatype,
          int root, ncclComm_t comm, cudaStream_t stream) {
   return apiGuard("ncclGather", [&] {
-    return composite("ncclGather", comm, datatype, root, true, [&]() -> ncclResult_t {
+    return composite("ncclGather", comm, datatype, count, root, true, [&]() -> ncclResult_t {
       if (comm->rank == root)
         for (int r = 0; r < comm->nranks; ++r)
           ACCL_CHECK(p2p("ncclGather", false, nullptr, const_cast<char*>(byteOffset(recvbuff, r * count, datatype)),
@@ -138,7 +144,7 @@ ACCL_API(ncclResult_t, ncclGather, const void* sendbuff, void* recvbuff, size_t 
 ACCL_API(ncclResult_t, ncclScatter, const void* sendbuff, void* recvbuff, size_t count, ncclDataType_t datatype,
          int root, ncclComm_t comm, cudaStream_t stream) {
   return apiGuard("ncclScatter", [&] {
-    return composite("ncclScatter", comm, datatype, root, true, [&]() -> ncclResult_t {
+    return composite("ncclScatter", comm, datatype, count, root, true, [&]() -> ncclResult_t {
       if (comm->rank == root)
         for (int r = 0; r < comm->nranks; ++r)
           ACCL_CHECK(p2p("ncclScatter", true, byteOffset(sendbuff, r * count, datatype), nullptr, count, datatype, r,

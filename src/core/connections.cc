@@ -43,8 +43,8 @@ Connection* ConnectionTable::find(int channel, int peer, bool isSend) {
   return it == conns_.end() ? nullptr : it->second.get();
 }
 
-ncclResult_t ConnectionTable::connect(ncclComm* comm, int channel, const std::vector<int>& sendPeers,
-                                      const std::vector<int>& recvPeers) {
+ncclResult_t ConnectionTable::connect(ncclComm* comm, int channel, const FifoLayout& layout,
+                                      const std::vector<int>& sendPeers, const std::vector<int>& recvPeers) {
   std::vector<int> newSend, newRecv;
   for (int p : sendPeers)
     if (!find(channel, p, true) && !contains(newSend, p)) newSend.push_back(p);
@@ -55,7 +55,6 @@ ncclResult_t ConnectionTable::connect(ncclComm* comm, int channel, const std::ve
   const PeerInfo& self = comm->peers[comm->rank];
   int nTransports = 0;
   const Transport* const* transports = hostTransports(&nTransports);
-  const FifoLayout layout = hostLayout();
 
   // 1. Receiver side: create every region and send its blob.
   for (int p : newRecv) {

@@ -31,7 +31,7 @@ class ConnectionTable {
   // Connects this rank to `sendPeers` (as sender) and `recvPeers` (as receiver) on `channel`,
   // skipping pairs already connected. The peers must make the mirror call (a peer in my
   // sendPeers has me in its recvPeers) at about the same time; the blobs travel over bootstrap.
-  ncclResult_t connect(ncclComm* comm, int channel, const std::vector<int>& sendPeers,
+  ncclResult_t connect(ncclComm* comm, int channel, const FifoLayout& layout, const std::vector<int>& sendPeers,
                        const std::vector<int>& recvPeers);
 
   // The FIFO layout this rank gives the connections it receives on (NCCL_BUFFSIZE,

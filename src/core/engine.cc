@@ -11,11 +11,12 @@
 
 namespace accl {
 
-CommEngine::CommEngine(ncclComm* c) : comm(c), redOps(c), wait(hostWaitPolicy(&c->abortFlag)) {}
+CommEngine::CommEngine(ncclComm* c) : comm(c), redOps(c) {}
 
 ncclResult_t CommEngine::create(ncclComm* comm, std::unique_ptr<CommEngine>* out) {
   auto engine = std::make_unique<CommEngine>(comm);
   ACCL_CHECK(algoProtoFilterFromEnv(&engine->filter));
+  engine->layout = ConnectionTable::hostLayout();
   // Host backend: channels are threads, so one is the default (ranks often outnumber cores);
   // NCCL_MIN_NCHANNELS / NCCL_MAX_NCHANNELS and the config's CTA bounds move it.
   int64_t minCh = paramInt("NCCL_MIN_NCHANNELS");
@@ -28,6 +29,7 @@ ncclResult_t CommEngine::create(ncclComm* comm, std::unique_ptr<CommEngine>* out
   if (n > kMaxHostChannels) n = kMaxHostChannels;
   if (n < 1) n = 1;
   engine->nChannels = n;
+  engine->wait = hostWaitPolicy(&comm->abortFlag, comm->layout.localRanks * n);
   engine->channels.resize(n);
   for (int c = 0; c < n; ++c) {
     ChannelPeers& ch = engine->channels[c];
@@ -51,7 +53,7 @@ ncclResult_t CommEngine::ensureRing(int channel) {
   int n = comm->nranks;
   int next = ch.ringRanks[(ch.ringIndex + 1) % n];
   int prev = ch.ringRanks[(ch.ringIndex + n - 1) % n];
-  ACCL_CHECK(conns.connect(comm, channel, {next}, {prev}));
+  ACCL_CHECK(conns.connect(comm, channel, layout, {next}, {prev}));
   ch.ringConnected = true;
   return ncclSuccess;
 }
@@ -64,7 +66,7 @@ ncclResult_t CommEngine::ensureTree(int channel) {
   for (int d : ch.tree.down)
     if (d >= 0) peers.push_back(d);
   // Data flows both ways on every tree edge (reduce up, broadcast down).
-  ACCL_CHECK(conns.connect(comm, channel, peers, peers));
+  ACCL_CHECK(conns.connect(comm, channel, layout, peers, peers));
   ch.treeConnected = true;
   return ncclSuccess;
 }

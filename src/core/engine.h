@@ -9,6 +9,7 @@
 #include "algos/topology_view.h"
 #include "core/channel_workers.h"
 #include "core/connections.h"
+#include "core/plan.h"
 #include "core/red_op_registry.h"
 #include "device/host/host_wait.h"
 #include "nccl.h"
@@ -46,10 +47,12 @@ class CommEngine {
   int nChannels = 1;
   std::vector<ChannelPeers> channels;
   ConnectionTable conns;
+  FifoLayout layout;  // of the connections this rank receives on (NCCL_BUFFSIZE, NCCL_LL_BUFFSIZE at init)
   RedOpRegistry redOps;
   WaitPolicy wait;
   AlgoProtoFilter filter;  // NCCL_ALGO / NCCL_PROTO, read once at init like NCCL
   ChannelWorkers workers;
+  Plan plan;  // reused by every launch of this communicator (one launch at a time)
 };
 
 }  // namespace accl

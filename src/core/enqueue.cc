@@ -31,15 +31,22 @@ struct CommTasks {
   std::vector<Task> tasks;
 };
 
+// This thread's pending tasks: entries [0, tPendingCount) are live; the rest keep their
+// capacity for the next group.
 thread_local std::vector<CommTasks> tPending;
+thread_local size_t tPendingCount = 0;
 
 void addTask(ncclComm* comm, const Task& t) {
-  for (CommTasks& ct : tPending)
-    if (ct.comm == comm) {
-      ct.tasks.push_back(t);
+  for (size_t i = 0; i < tPendingCount; ++i)
+    if (tPending[i].comm == comm) {
+      tPending[i].tasks.push_back(t);
       return;
     }
-  tPending.push_back({comm, {t}});
+  if (tPendingCount == tPending.size()) tPending.emplace_back();
+  CommTasks& ct = tPending[tPendingCount++];
+  ct.comm = comm;
+  ct.tasks.clear();
+  ct.tasks.push_back(t);
 }
 
 // Below this many bytes per channel an operation stays on fewer channels.
@@ -107,7 +114,7 @@ ncclResult_t planColl(ncclComm* comm, const Task& t, Plan* plan) {
   AlgoChoice choice;
   ACCL_CHECK(chooseBySize(e.filter, c.func, totalBytes, comm->nranks, comm->layout.nNodes, &choice));
   const int nCh = channelsFor(e, totalBytes);
-  const size_t chunk = HostPrims::chunkCapacity(ConnectionTable::hostLayout(), choice.proto, elem);
+  const size_t chunk = HostPrims::chunkCapacity(e.layout, choice.proto, elem);
   for (int ch = 0; ch < nCh; ++ch) {
     CollWork w{};
     w.func = c.func;
@@ -169,7 +176,7 @@ ncclResult_t planP2p(ncclComm* comm, const std::vector<const Task*>& batch, Plan
       w.recvbuff = p.recvbuff;
       w.chanOffset = p.count * ch / nCh;
       w.chanCount = p.count * (ch + 1) / nCh - w.chanOffset;
-      w.chunkElems = HostPrims::chunkCapacity(ConnectionTable::hostLayout(), kProtoSimple, elem);
+      w.chunkElems = HostPrims::chunkCapacity(e.layout, kProtoSimple, elem);
       perChannel[ch].push_back(w);
     }
     if (nCh > plan->nChannelsUsed) plan->nChannelsUsed = nCh;
@@ -185,7 +192,11 @@ ncclResult_t planP2p(ncclComm* comm, const std::vector<const Task*>& batch, Plan
 }
 
 ncclResult_t buildPlan(ncclComm* comm, const std::vector<Task>& tasks, Plan* plan) {
-  plan->channels.assign(comm->engine->nChannels, {});
+  // The plan object is reused call after call: clearing keeps its capacity (no allocation on
+  // the small-message path).
+  plan->channels.resize(comm->engine->nChannels);
+  for (auto& ch : plan->channels) ch.clear();
+  plan->nChannelsUsed = 0;
   std::vector<const Task*> batch;
   for (const Task& t : tasks) {
     if (!t.isColl) {
@@ -201,7 +212,7 @@ ncclResult_t buildPlan(ncclComm* comm, const std::vector<Task>& tasks, Plan* pla
 }
 
 ncclResult_t runComm(ncclComm* comm, const std::vector<Task>& tasks) {
-  Plan plan;
+  Plan& plan = comm->engine->plan;
   ACCL_CHECK(buildPlan(comm, tasks, &plan));
   if (plan.nChannelsUsed == 0) return ncclSuccess;
   ncclResult_t res = hostExecutePlan(*comm->engine, plan);
@@ -242,15 +253,16 @@ ncclResult_t enqueueP2p(ncclComm* comm, const P2pCall& call) {
   return submit(comm, t, call.name);
 }
 
-bool groupHasTasks() { return !tPending.empty(); }
+bool groupHasTasks() { return tPendingCount > 0; }
 
-void discardGroupTasks() { tPending.clear(); }
+void discardGroupTasks() { tPendingCount = 0; }
 
 ncclResult_t launchGroupTasks() {
-  std::vector<CommTasks> pending;
-  pending.swap(tPending);
-  if (pending.empty()) return ncclSuccess;
-  if (pending.size() == 1) return runComm(pending[0].comm, pending[0].tasks);
+  const size_t count = tPendingCount;
+  tPendingCount = 0;
+  if (count == 0) return ncclSuccess;
+  if (count == 1) return runComm(tPending[0].comm, tPending[0].tasks);
+  std::vector<CommTasks> pending(tPending.begin(), tPending.begin() + count);
   // Several communicators from one thread (e.g. one thread driving every rank): each may wait
   // on the others, so each runs on its own thread.
   std::vector<ncclResult_t> results(pending.size(), ncclSuccess);

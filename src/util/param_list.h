@@ -69,5 +69,9 @@ ACCL_PARAM(NCCL_LL_BUFFSIZE, Int, "-2",
 ACCL_PARAM(ACCL_TIMEOUT_MS, Int, "1800000",
            "A collective or send/recv that sees no progress from a peer for this long fails with ncclRemoteError "
            "naming the peer (0: wait forever). A peer process that exits is detected within ~100 ms regardless.")
-ACCL_PARAM(ACCL_HOST_SPIN, Int, "2000", "Host backend: polls of a FIFO before a waiting thread yields its core.")
-ACCL_PARAM(ACCL_HOST_YIELD, Int, "20", "Host backend: sched_yield()s before a waiting thread sleeps on a futex.")
+ACCL_PARAM(ACCL_HOST_SPIN, Int, "-1",
+           "Host backend: polls of a FIFO before a waiting thread yields its core (-1: 20000, or 50 when the node's "
+           "ranks x channels outnumber the CPUs).")
+ACCL_PARAM(ACCL_HOST_YIELD_US, Int, "-1",
+           "Host backend: microseconds a waiting thread polls with sched_yield() before it sleeps on a futex (-1: 200, "
+           "or 5000 when oversubscribed).")

@@ -71,6 +71,9 @@ struct FifoView {
   LLWord* ll = nullptr;     // kFifoSteps slots of layout.llSlotWords
   FifoLayout layout{};
   uint64_t step = 0;
+  // Sender only: the last head value read. A free slot is known without touching the receiver's
+  // cache line until the sender gets kFifoSteps ahead of it.
+  uint64_t headCache = 0;
 
   ACCL_HOST_DEVICE char* simpleSlot(uint64_t s) const {
     return simple + (s % kFifoSteps) * layout.simpleSlotBytes;

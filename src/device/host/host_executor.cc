@@ -33,7 +33,7 @@ ncclResult_t connectPlan(CommEngine& e, const Plan& plan) {
     }
     if (ring) ACCL_CHECK(e.ensureRing(c));
     if (tree) ACCL_CHECK(e.ensureTree(c));
-    if (!sendPeers.empty() || !recvPeers.empty()) ACCL_CHECK(e.conns.connect(e.comm, c, sendPeers, recvPeers));
+    if (!sendPeers.empty() || !recvPeers.empty()) ACCL_CHECK(e.conns.connect(e.comm, c, e.layout, sendPeers, recvPeers));
   }
   return ncclSuccess;
 }

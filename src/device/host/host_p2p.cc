@@ -41,8 +41,10 @@ bool tryStep(Transfer& t) {
   const size_t n = minSize(w.chunkElems, w.chanCount - t.done);
   const size_t off = (w.chanOffset + t.done) * elem;
   if (w.isSend) {
-    if (static_cast<int64_t>(f.step - counter(f.ctrl->head).load(std::memory_order_acquire)) >= kFifoSteps)
-      return false;
+    if (static_cast<int64_t>(f.step - f.headCache) >= kFifoSteps) {
+      f.headCache = counter(f.ctrl->head).load(std::memory_order_acquire);
+      if (static_cast<int64_t>(f.step - f.headCache) >= kFifoSteps) return false;
+    }
     std::memcpy(f.simpleSlot(f.step), static_cast<const char*>(w.sendbuff) + off, n * elem);
     counter(f.ctrl->tail).store(f.step + 1, std::memory_order_seq_cst);
     wake(f.ctrl->tailSleepers, f.ctrl->tail);
@@ -71,6 +73,7 @@ ncclResult_t hostRunP2pBatch(CommEngine& engine, int channel, const std::vector<
   }
   const WaitPolicy& policy = engine.wait;
   int idle = 0;
+  int sleeps = 0;
   int64_t idleSinceMs = 0;
   int64_t lastLivenessMs = 0;
   size_t remaining = transfers.size();
@@ -89,20 +92,26 @@ ncclResult_t hostRunP2pBatch(CommEngine& engine, int channel, const std::vector<
       }
     }
     if (progressed) {
-      idle = 0;
+      idle = sleeps = 0;
       continue;
     }
+    remaining = 0;
+    for (const Transfer& t : transfers) remaining += !t.finished;
+    if (remaining == 0) break;
     // Nothing moved: spin, then yield, then sleep with a growing pause, watching abort,
     // the timeout and the peers' liveness.
     if (idle == 0) idleSinceMs = nowMs();
     ++idle;
-    if (idle < policy.spinCount) continue;
-    if (idle < policy.spinCount + policy.yieldCount) {
+    if (idle < policy.spinCount) {
+      cpuRelax();
+      continue;
+    }
+    if (nowMs() - idleSinceMs < policy.yieldUs / 1000 + 1) {
       sched_yield();
       continue;
     }
-    int exponent = idle - policy.spinCount - policy.yieldCount;
-    long pauseUs = exponent < 10 ? (1L << exponent) : 1000;
+    long pauseUs = sleeps < 10 ? (1L << sleeps) : 1000;
+    ++sleeps;
     struct timespec ts = {0, pauseUs * 1000};
     nanosleep(&ts, nullptr);
     if (policy.abortFlag && policy.abortFlag->load())
@@ -117,7 +126,9 @@ ncclResult_t hostRunP2pBatch(CommEngine& engine, int channel, const std::vector<
     if (now - lastLivenessMs > 100) {
       lastLivenessMs = now;
       for (Transfer& t : transfers)
-        if (!t.finished && t.conn->peerPid > 0 && kill(t.conn->peerPid, 0) != 0 && errno == ESRCH)
+        // A peer may post its last chunk and exit between our poll and this check: only a peer
+        // that is gone and left nothing to take is an error.
+        if (!t.finished && t.conn->peerPid > 0 && kill(t.conn->peerPid, 0) != 0 && errno == ESRCH && !tryStep(t))
           return fail(ncclRemoteError, "%s rank %d: the peer process (pid %d) has exited",
                       t.work->isSend ? "ncclSend to" : "ncclRecv from", t.work->peer, t.conn->peerPid);
     }

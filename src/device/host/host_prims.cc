@@ -56,7 +56,15 @@ const char* HostPrims::waitRecv(int i, size_t bytes) {
   char* out = scratch(i, words * kLLWordPayload);
   const uint32_t flag = llFlag(step);
   size_t ready = 0;
+  auto wordArrived = [&](size_t w) {
+    uint64_t raw = std::atomic_ref<uint64_t>(*reinterpret_cast<uint64_t*>(&slot[w])).load(std::memory_order_relaxed);
+    return static_cast<uint32_t>(raw >> 32) == flag;  // LLWord::flag is the high half on little-endian
+  };
   auto allArrived = [&] {
+    // Poll only the last word until it lands: scanning words while the sender is still writing
+    // them would bounce every cache line between the two cores. The sender writes in order, so
+    // by then the others are (nearly always) there; each word's own flag is still checked.
+    if (ready == 0 && !wordArrived(words - 1)) return false;
     while (ready < words) {
       uint64_t raw = std::atomic_ref<uint64_t>(*reinterpret_cast<uint64_t*>(&slot[ready]))
                          .load(std::memory_order_relaxed);
@@ -85,10 +93,15 @@ char* HostPrims::waitSendSlot(int i, size_t bytes) {
   FifoView& f = *c.fifo;
   const uint64_t step = f.step;
   uint64_t& head = f.ctrl->head;
-  status_ = waitUntil(
-      *args_.wait,
-      [&] { return static_cast<int64_t>(step - counter(head).load(std::memory_order_acquire)) < kFifoSteps; },
-      lowHalf(head), &f.ctrl->headSleepers, c.peerPid, args_.what, c.peerRank);
+  if (static_cast<int64_t>(step - f.headCache) >= kFifoSteps) {
+    status_ = waitUntil(
+        *args_.wait,
+        [&] {
+          f.headCache = counter(head).load(std::memory_order_acquire);
+          return static_cast<int64_t>(step - f.headCache) < kFifoSteps;
+        },
+        lowHalf(head), &f.ctrl->headSleepers, c.peerPid, args_.what, c.peerRank);
+  }
   return args_.proto == kProtoSimple ? f.simpleSlot(step) : nullptr;
 }
 
@@ -98,13 +111,16 @@ void HostPrims::postSend(int i, const char* payload, size_t bytes) {
     const size_t words = divUp(bytes, kLLWordPayload);
     LLWord* slot = f.llSlot(f.step);
     const uint32_t flag = llFlag(f.step);
+    const size_t fullWords = bytes / kLLWordPayload;
+    const uint64_t flagBits = static_cast<uint64_t>(flag) << 32;  // LLWord::flag is the high half
     for (size_t w = 0; w < words; ++w) {
-      LLWord word{0, flag};
-      size_t take = minSize(kLLWordPayload, bytes - w * kLLWordPayload);
-      std::memcpy(&word.data, payload + w * kLLWordPayload, take);
-      uint64_t raw;
-      std::memcpy(&raw, &word, sizeof(raw));
-      std::atomic_ref<uint64_t>(*reinterpret_cast<uint64_t*>(&slot[w])).store(raw, std::memory_order_relaxed);
+      uint32_t data = 0;
+      if (w < fullWords)
+        std::memcpy(&data, payload + w * kLLWordPayload, kLLWordPayload);
+      else
+        std::memcpy(&data, payload + w * kLLWordPayload, bytes - w * kLLWordPayload);
+      std::atomic_ref<uint64_t>(*reinterpret_cast<uint64_t*>(&slot[w])).store(flagBits | data,
+                                                                              std::memory_order_relaxed);
     }
   }
   // Simple: the payload is already in the slot. Both protocols bump tail (LL receivers sleep on it).

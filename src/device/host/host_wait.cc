@@ -16,12 +16,17 @@
 
 namespace accl {
 
-WaitPolicy hostWaitPolicy(const std::atomic<int>* abortFlag) {
+WaitPolicy hostWaitPolicy(const std::atomic<int>* abortFlag, int threadsOnNode) {
   WaitPolicy p;
   p.abortFlag = abortFlag;
   p.timeoutMs = paramInt("ACCL_TIMEOUT_MS");
-  p.spinCount = static_cast<int>(paramInt("ACCL_HOST_SPIN"));
-  p.yieldCount = static_cast<int>(paramInt("ACCL_HOST_YIELD"));
+  cpu_set_t set;
+  int cpus = sched_getaffinity(0, sizeof(set), &set) == 0 ? CPU_COUNT(&set) : 1;
+  const bool oversubscribed = threadsOnNode > cpus;
+  int64_t spin = paramInt("ACCL_HOST_SPIN");
+  int64_t yieldUs = paramInt("ACCL_HOST_YIELD_US");
+  p.spinCount = static_cast<int>(spin >= 0 ? spin : (oversubscribed ? 50 : 20000));
+  p.yieldUs = static_cast<int>(yieldUs >= 0 ? yieldUs : (oversubscribed ? 5000 : 200));
   return p;
 }
 
@@ -44,9 +49,12 @@ void futexWakeWord(const uint32_t* word) { syscall(SYS_futex, word, FUTEX_WAKE, 
 
 ncclResult_t waitSlowPath(const WaitPolicy& policy, bool (*poll)(void*), void* pollArg, const uint32_t* word,
                           uint32_t* sleepers, int peerPid, const char* what, int peerRank) {
-  for (int i = 0; i < policy.yieldCount; ++i) {
-    if (poll(pollArg)) return ncclSuccess;
-    sched_yield();
+  if (policy.yieldUs > 0) {
+    const int64_t yieldEnd = nowNs() + static_cast<int64_t>(policy.yieldUs) * 1000;
+    do {
+      if (poll(pollArg)) return ncclSuccess;
+      sched_yield();
+    } while (nowNs() < yieldEnd);
   }
   const int64_t start = nowMs();
   int64_t lastLivenessCheck = start;
@@ -74,7 +82,8 @@ ncclResult_t waitSlowPath(const WaitPolicy& policy, bool (*poll)(void*), void* p
                   what, peerRank, (long)(now - start));
     if (peerPid > 0 && now - lastLivenessCheck > 100) {
       lastLivenessCheck = now;
-      if (kill(peerPid, 0) != 0 && errno == ESRCH)
+      // The peer may have published its last step and exited since our poll.
+      if (kill(peerPid, 0) != 0 && errno == ESRCH && !poll(pollArg))
         return fail(ncclRemoteError, "%s: rank %d (pid %d) has exited", what, peerRank, peerPid);
     }
   }

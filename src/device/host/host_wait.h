@@ -17,11 +17,14 @@ struct WaitPolicy {
   const std::atomic<int>* abortFlag = nullptr;
   int64_t timeoutMs = 0;  // <= 0: no timeout
   int spinCount = 0;      // polls before yielding
-  int yieldCount = 0;     // sched_yield()s before sleeping
+  int yieldUs = 0;        // microseconds of sched_yield() polling before sleeping
 };
 
-// Reads ACCL_HOST_SPIN / ACCL_HOST_YIELD / ACCL_TIMEOUT_MS into a policy for `abortFlag`.
-WaitPolicy hostWaitPolicy(const std::atomic<int>* abortFlag);
+// The policy for a communicator whose node runs `threadsOnNode` busy threads (local ranks x
+// channels): when they outnumber this process's CPUs a waiter must hand its core over almost at
+// once (a spinning waiter would starve the rank it waits for), otherwise spinning is cheapest.
+// ACCL_HOST_SPIN / ACCL_HOST_YIELD_US override the automatic choice; ACCL_TIMEOUT_MS bounds it.
+WaitPolicy hostWaitPolicy(const std::atomic<int>* abortFlag, int threadsOnNode);
 
 // Sleeps until *word != expected or `timeoutUs` passes (a FUTEX_WAIT on shared memory).
 void futexWaitWord(const uint32_t* word, uint32_t expected, int timeoutUs);
