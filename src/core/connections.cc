@@ -4,7 +4,10 @@
 
 #include <unistd.h>
 
+#include <atomic>
 #include <cstring>
+
+#include "device/host/host_wait.h"
 
 #include "core/comm.h"
 #include "util/check.h"
@@ -36,6 +39,15 @@ FifoLayout ConnectionTable::hostLayout() {
   layout.llSlotWords = static_cast<size_t>(ll) / kFifoSteps / sizeof(LLWord);
   if (layout.llSlotWords < 8) layout.llSlotWords = 8;
   return layout;
+}
+
+ConnectionTable::~ConnectionTable() {
+  for (auto& [key, conn] : conns_) {
+    FifoCtrl* ctrl = conn->view.ctrl;
+    std::atomic_ref<uint32_t>(ctrl->closed).store(1, std::memory_order_release);
+    futexWakeWord(reinterpret_cast<const uint32_t*>(&ctrl->tail));
+    futexWakeWord(reinterpret_cast<const uint32_t*>(&ctrl->head));
+  }
 }
 
 Connection* ConnectionTable::find(int channel, int peer, bool isSend) {

@@ -25,6 +25,12 @@ struct Connection {
 
 class ConnectionTable {
  public:
+  ConnectionTable() = default;
+  // Marks every connection closed (waking a peer that sleeps on it) before releasing it.
+  ~ConnectionTable();
+  ConnectionTable(const ConnectionTable&) = delete;
+  ConnectionTable& operator=(const ConnectionTable&) = delete;
+
   // Connection to send to / receive from `peer` on `channel`, or null if not connected yet.
   Connection* find(int channel, int peer, bool isSend);
 

@@ -35,7 +35,8 @@ struct alignas(64) FifoCtrl {
   uint32_t tailSleepers;               // receivers blocked waiting for tail/LL flags
   alignas(64) uint64_t head;           // steps released by the receiver
   uint32_t headSleepers;               // senders blocked waiting for a free slot
-  alignas(64) uint64_t senderAlive;    // heartbeat/diagnostics: last step the sender started
+  alignas(64) uint32_t closed;         // set by either end when its communicator goes away
+  uint32_t refs;                       // in-process regions: ends still holding the memory
 };
 static_assert(sizeof(FifoCtrl) == 192, "FifoCtrl: three cache lines");
 

@@ -128,8 +128,9 @@ ncclResult_t hostRunP2pBatch(CommEngine& engine, int channel, const std::vector<
       for (Transfer& t : transfers)
         // A peer may post its last chunk and exit between our poll and this check: only a peer
         // that is gone and left nothing to take is an error.
-        if (!t.finished && t.conn->peerPid > 0 && kill(t.conn->peerPid, 0) != 0 && errno == ESRCH && !tryStep(t))
-          return fail(ncclRemoteError, "%s rank %d: the peer process (pid %d) has exited",
+        if (!t.finished && peerGone(WaitPeer{t.work->peer, t.conn->peerPid, &t.conn->view.ctrl->closed}) &&
+            !tryStep(t))
+          return fail(ncclRemoteError, "%s rank %d: the peer (pid %d) has exited or closed its communicator",
                       t.work->isSend ? "ncclSend to" : "ncclRecv from", t.work->peer, t.conn->peerPid);
     }
   }

@@ -23,6 +23,8 @@ void wakeIfSleeping(uint32_t& sleepers, const uint64_t& word) {
 
 uint32_t llFlag(uint64_t step) { return static_cast<uint32_t>(step + 1); }
 
+WaitPeer waitPeer(const HostConnEnd& c) { return WaitPeer{c.peerRank, c.peerPid, &c.fifo->ctrl->closed}; }
+
 }  // namespace
 
 HostPrims::HostPrims(const HostPrimsArgs& args) : args_(args), elemSize_(dtypeSize(args.type)) {}
@@ -47,7 +49,7 @@ const char* HostPrims::waitRecv(int i, size_t bytes) {
   if (args_.proto == kProtoSimple || bytes == 0) {
     status_ = waitUntil(
         *args_.wait, [&] { return counter(tail).load(std::memory_order_acquire) > step; }, lowHalf(tail),
-        &f.ctrl->tailSleepers, c.peerPid, args_.what, c.peerRank);
+        &f.ctrl->tailSleepers, waitPeer(c), args_.what);
     return args_.proto == kProtoSimple ? f.simpleSlot(step) : scratch(i, 0);
   }
   // LL: a word is complete when its flag is this step's; scan forward as words arrive.
@@ -76,8 +78,7 @@ const char* HostPrims::waitRecv(int i, size_t bytes) {
     }
     return true;
   };
-  status_ = waitUntil(*args_.wait, allArrived, lowHalf(tail), &f.ctrl->tailSleepers, c.peerPid, args_.what,
-                      c.peerRank);
+  status_ = waitUntil(*args_.wait, allArrived, lowHalf(tail), &f.ctrl->tailSleepers, waitPeer(c), args_.what);
   return out;
 }
 
@@ -100,7 +101,7 @@ char* HostPrims::waitSendSlot(int i, size_t bytes) {
           f.headCache = counter(head).load(std::memory_order_acquire);
           return static_cast<int64_t>(step - f.headCache) < kFifoSteps;
         },
-        lowHalf(head), &f.ctrl->headSleepers, c.peerPid, args_.what, c.peerRank);
+        lowHalf(head), &f.ctrl->headSleepers, waitPeer(c), args_.what);
   }
   return args_.proto == kProtoSimple ? f.simpleSlot(step) : nullptr;
 }

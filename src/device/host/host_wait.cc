@@ -47,8 +47,14 @@ void futexWaitWord(const uint32_t* word, uint32_t expected, int timeoutUs) {
 
 void futexWakeWord(const uint32_t* word) { syscall(SYS_futex, word, FUTEX_WAKE, INT32_MAX, nullptr, nullptr, 0); }
 
+bool peerGone(const WaitPeer& peer) {
+  if (peer.closed && std::atomic_ref<const uint32_t>(*peer.closed).load(std::memory_order_acquire) != 0) return true;
+  return peer.pid > 0 && kill(peer.pid, 0) != 0 && errno == ESRCH;
+}
+
 ncclResult_t waitSlowPath(const WaitPolicy& policy, bool (*poll)(void*), void* pollArg, const uint32_t* word,
-                          uint32_t* sleepers, int peerPid, const char* what, int peerRank) {
+                          uint32_t* sleepers, const WaitPeer& peer, const char* what) {
+  const int peerRank = peer.rank;
   if (policy.yieldUs > 0) {
     const int64_t yieldEnd = nowNs() + static_cast<int64_t>(policy.yieldUs) * 1000;
     do {
@@ -80,11 +86,12 @@ ncclResult_t waitSlowPath(const WaitPolicy& policy, bool (*poll)(void*), void* p
                   "%s: rank %d made no progress for %ld ms (ACCL_TIMEOUT_MS); it may be stuck, dead or not calling "
                   "the same collective",
                   what, peerRank, (long)(now - start));
-    if (peerPid > 0 && now - lastLivenessCheck > 100) {
+    if (now - lastLivenessCheck > 100) {
       lastLivenessCheck = now;
-      // The peer may have published its last step and exited since our poll.
-      if (kill(peerPid, 0) != 0 && errno == ESRCH && !poll(pollArg))
-        return fail(ncclRemoteError, "%s: rank %d (pid %d) has exited", what, peerRank, peerPid);
+      // The peer may have published its last step and left since our poll.
+      if (peerGone(peer) && !poll(pollArg))
+        return fail(ncclRemoteError, "%s: rank %d (pid %d) has exited or closed its communicator", what, peerRank,
+                    peer.pid);
     }
   }
 }

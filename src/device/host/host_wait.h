@@ -26,36 +26,46 @@ struct WaitPolicy {
 // ACCL_HOST_SPIN / ACCL_HOST_YIELD_US override the automatic choice; ACCL_TIMEOUT_MS bounds it.
 WaitPolicy hostWaitPolicy(const std::atomic<int>* abortFlag, int threadsOnNode);
 
+// Who a wait depends on: its rank (for messages), its pid (0: same process, no liveness check)
+// and the connection's `closed` word, which the peer sets when its communicator goes away.
+struct WaitPeer {
+  int rank;
+  int pid;
+  const uint32_t* closed;
+};
+
 // Sleeps until *word != expected or `timeoutUs` passes (a FUTEX_WAIT on shared memory).
 void futexWaitWord(const uint32_t* word, uint32_t expected, int timeoutUs);
 // Wakes every thread sleeping on `word`, in any process.
 void futexWakeWord(const uint32_t* word);
 
 // Waits until ready() is true. While sleeping it registers in *sleepers and sleeps on *word
-// (the low half of the counter the other end bumps after publishing). `peerPid` (0: same
-// process) is checked for liveness while sleeping. `what` names the wait in the error message.
+// (the low half of the counter the other end bumps after publishing); meanwhile it checks that
+// the peer still exists and has not closed the connection. `what` names the wait in errors.
 template <class Ready>
 ncclResult_t waitUntil(const WaitPolicy& policy, Ready&& ready, const uint32_t* word, uint32_t* sleepers,
-                       int peerPid, const char* what, int peerRank);
+                       const WaitPeer& peer, const char* what);
 
 // Non-template part of waitUntil: the sleeping slow path after spinning and yielding failed.
 // Returns ncclSuccess once ready() holds (checked through `poll`).
 ncclResult_t waitSlowPath(const WaitPolicy& policy, bool (*poll)(void*), void* pollArg, const uint32_t* word,
-                          uint32_t* sleepers, int peerPid, const char* what, int peerRank);
+                          uint32_t* sleepers, const WaitPeer& peer, const char* what);
+
+// Whether the peer of a connection is gone: it closed the connection, or its process exited.
+bool peerGone(const WaitPeer& peer);
 
 void cpuRelax();
 
 template <class Ready>
 ncclResult_t waitUntil(const WaitPolicy& policy, Ready&& ready, const uint32_t* word, uint32_t* sleepers,
-                       int peerPid, const char* what, int peerRank) {
+                       const WaitPeer& peer, const char* what) {
   for (int i = 0; i < policy.spinCount; ++i) {
     if (ready()) return ncclSuccess;
     cpuRelax();
   }
   using Fn = std::remove_reference_t<Ready>;
   auto poll = [](void* arg) -> bool { return (*static_cast<Fn*>(arg))(); };
-  return waitSlowPath(policy, poll, const_cast<void*>(static_cast<const void*>(&ready)), word, sleepers, peerPid,
-                      what, peerRank);
+  return waitSlowPath(policy, poll, const_cast<void*>(static_cast<const void*>(&ready)), word, sleepers, peer, what);
 }
 
 }  // namespace accl
