@@ -38,6 +38,18 @@ ncclResult_t connectPlan(CommEngine& e, const Plan& plan) {
   return ncclSuccess;
 }
 
+// The API call a work item came from, for error messages.
+const char* apiName(FuncId func) {
+  switch (func) {
+    case kFuncBroadcast: return "ncclBroadcast";
+    case kFuncReduce: return "ncclReduce";
+    case kFuncAllGather: return "ncclAllGather";
+    case kFuncReduceScatter: return "ncclReduceScatter";
+    case kFuncAllReduce: return "ncclAllReduce";
+    default: return "ncclSend/ncclRecv";
+  }
+}
+
 HostConnEnd connEnd(CommEngine& e, int channel, int peer, bool isSend) {
   Connection* conn = e.conns.find(channel, peer, isSend);
   return HostConnEnd{&conn->view, peer, conn->peerPid};
@@ -51,7 +63,7 @@ HostPrimsArgs baseArgs(CommEngine& e, const CollWork& w) {
   a.op = w.op;
   a.proto = w.proto;
   a.wait = &e.wait;
-  a.what = funcName(w.func);
+  a.what = apiName(w.func);
   return a;
 }
 

@@ -89,9 +89,12 @@ ncclResult_t waitSlowPath(const WaitPolicy& policy, bool (*poll)(void*), void* p
     if (now - lastLivenessCheck > 100) {
       lastLivenessCheck = now;
       // The peer may have published its last step and left since our poll.
-      if (peerGone(peer) && !poll(pollArg))
-        return fail(ncclRemoteError, "%s: rank %d (pid %d) has exited or closed its communicator", what, peerRank,
-                    peer.pid);
+      if (peerGone(peer) && !poll(pollArg)) {
+        if (peer.pid > 0)
+          return fail(ncclRemoteError, "%s: rank %d (pid %d) has exited or closed its communicator", what, peerRank,
+                      peer.pid);
+        return fail(ncclRemoteError, "%s: rank %d closed its communicator (abort or destroy)", what, peerRank);
+      }
     }
   }
 }
