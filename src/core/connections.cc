@@ -45,8 +45,8 @@ ConnectionTable::~ConnectionTable() {
   for (auto& [key, conn] : conns_) {
     FifoCtrl* ctrl = conn->view.ctrl;
     std::atomic_ref<uint32_t>(ctrl->closed).store(1, std::memory_order_release);
-    futexWakeWord(reinterpret_cast<const uint32_t*>(&ctrl->tail));
-    futexWakeWord(reinterpret_cast<const uint32_t*>(&ctrl->head));
+    futexWakeWord(counterWord(ctrl->tail));
+    futexWakeWord(counterWord(ctrl->head));
   }
 }
 

@@ -4,12 +4,6 @@
 
 #include <vector>
 
-#include "algos/ring_all_gather.h"
-#include "algos/ring_all_reduce.h"
-#include "algos/ring_broadcast.h"
-#include "algos/ring_reduce.h"
-#include "algos/ring_reduce_scatter.h"
-#include "algos/tree_all_reduce.h"
 #include "core/tree_builder.h"
 #include "schedules_kernels.h"
 
@@ -19,25 +13,7 @@ namespace {
 PrimsCounts onHost(ScheduleKind kind, int n, int index, const TreeView& tree, const CollWork& w) {
   std::vector<int> ranks(n);
   for (int i = 0; i < n; ++i) ranks[i] = i;
-  RingView ring{n, index, ranks.data()};
-  CountingPrims p, down;
-  switch (kind) {
-    case ScheduleKind::RingAllReduce: ringAllReduce(p, ring, w); break;
-    case ScheduleKind::RingAllGather: ringAllGather(p, ring, w); break;
-    case ScheduleKind::RingReduceScatter: ringReduceScatter(p, ring, w); break;
-    case ScheduleKind::RingBroadcast: ringBroadcast(p, ring, w); break;
-    case ScheduleKind::RingReduce: ringReduce(p, ring, w); break;
-    case ScheduleKind::TreeAllReduce: treeAllReduce(p, down, tree, w); break;
-  }
-  PrimsCounts c = p.c;
-  c.sends += down.c.sends;
-  c.recvs += down.c.recvs;
-  c.reduces += down.c.reduces;
-  c.outputs += down.c.outputs;
-  c.postOps += down.c.postOps;
-  c.elemsSent += down.c.elemsSent;
-  c.elemsOut += down.c.elemsOut;
-  return c;
+  return countSchedule(kind, RingView{n, index, ranks.data()}, tree, w);
 }
 
 TEST(GpuSchedules, DeviceTakesTheHostSteps) {

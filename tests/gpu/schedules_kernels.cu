@@ -3,12 +3,6 @@
 // takes exactly the steps the host takes.
 #include <cuda_runtime.h>
 
-#include "algos/ring_all_gather.h"
-#include "algos/ring_all_reduce.h"
-#include "algos/ring_broadcast.h"
-#include "algos/ring_reduce.h"
-#include "algos/ring_reduce_scatter.h"
-#include "algos/tree_all_reduce.h"
 #include "schedules_kernels.h"
 
 namespace accl {
@@ -19,23 +13,7 @@ __global__ void scheduleKernel(ScheduleKind kind, int nranks, int index, TreeVie
   int ranks[kMaxRanksInView];
   for (int i = 0; i < nranks; ++i) ranks[i] = i;
   RingView ring{nranks, index, ranks};
-  CountingPrims p, down;
-  switch (kind) {
-    case ScheduleKind::RingAllReduce: ringAllReduce(p, ring, work); break;
-    case ScheduleKind::RingAllGather: ringAllGather(p, ring, work); break;
-    case ScheduleKind::RingReduceScatter: ringReduceScatter(p, ring, work); break;
-    case ScheduleKind::RingBroadcast: ringBroadcast(p, ring, work); break;
-    case ScheduleKind::RingReduce: ringReduce(p, ring, work); break;
-    case ScheduleKind::TreeAllReduce: treeAllReduce(p, down, tree, work); break;
-  }
-  PrimsCounts c = p.c;
-  c.sends += down.c.sends;
-  c.recvs += down.c.recvs;
-  c.reduces += down.c.reduces;
-  c.outputs += down.c.outputs;
-  c.postOps += down.c.postOps;
-  c.elemsSent += down.c.elemsSent;
-  c.elemsOut += down.c.elemsOut;
+  PrimsCounts c = countSchedule(kind, ring, tree, work);
   *out = c;
 }
 

@@ -28,11 +28,6 @@ struct Transfer {
 
 std::atomic_ref<uint64_t> counter(uint64_t& w) { return std::atomic_ref<uint64_t>(w); }
 
-void wake(uint32_t& sleepers, const uint64_t& word) {
-  if (std::atomic_ref<uint32_t>(sleepers).load(std::memory_order_seq_cst) != 0)
-    futexWakeWord(reinterpret_cast<const uint32_t*>(&word));
-}
-
 // Moves at most one chunk of `t` if its connection is ready; returns whether it did.
 bool tryStep(Transfer& t) {
   const P2pWork& w = *t.work;
@@ -47,12 +42,12 @@ bool tryStep(Transfer& t) {
     }
     std::memcpy(f.simpleSlot(f.step), static_cast<const char*>(w.sendbuff) + off, n * elem);
     counter(f.ctrl->tail).store(f.step + 1, std::memory_order_seq_cst);
-    wake(f.ctrl->tailSleepers, f.ctrl->tail);
+    wakeSleepers(f.ctrl->tailSleepers, f.ctrl->tail);
   } else {
     if (counter(f.ctrl->tail).load(std::memory_order_acquire) <= f.step) return false;
     std::memcpy(static_cast<char*>(w.recvbuff) + off, f.simpleSlot(f.step), n * elem);
     counter(f.ctrl->head).store(f.step + 1, std::memory_order_seq_cst);
-    wake(f.ctrl->headSleepers, f.ctrl->head);
+    wakeSleepers(f.ctrl->headSleepers, f.ctrl->head);
   }
   f.step++;
   t.done += n;

@@ -14,13 +14,6 @@ namespace {
 
 std::atomic_ref<uint64_t> counter(uint64_t& word) { return std::atomic_ref<uint64_t>(word); }
 
-// The futex word of a 64-bit counter: its low half (little-endian), which changes on every bump.
-const uint32_t* lowHalf(const uint64_t& word) { return reinterpret_cast<const uint32_t*>(&word); }
-
-void wakeIfSleeping(uint32_t& sleepers, const uint64_t& word) {
-  if (std::atomic_ref<uint32_t>(sleepers).load(std::memory_order_seq_cst) != 0) futexWakeWord(lowHalf(word));
-}
-
 uint32_t llFlag(uint64_t step) { return static_cast<uint32_t>(step + 1); }
 
 WaitPeer waitPeer(const HostConnEnd& c) { return WaitPeer{c.peerRank, c.peerPid, &c.fifo->ctrl->closed}; }
@@ -48,7 +41,7 @@ const char* HostPrims::waitRecv(int i, size_t bytes) {
   uint64_t& tail = f.ctrl->tail;
   if (args_.proto == kProtoSimple || bytes == 0) {
     status_ = waitUntil(
-        *args_.wait, [&] { return counter(tail).load(std::memory_order_acquire) > step; }, lowHalf(tail),
+        *args_.wait, [&] { return counter(tail).load(std::memory_order_acquire) > step; }, counterWord(tail),
         &f.ctrl->tailSleepers, waitPeer(c), args_.what);
     return args_.proto == kProtoSimple ? f.simpleSlot(step) : scratch(i, 0);
   }
@@ -78,14 +71,14 @@ const char* HostPrims::waitRecv(int i, size_t bytes) {
     }
     return true;
   };
-  status_ = waitUntil(*args_.wait, allArrived, lowHalf(tail), &f.ctrl->tailSleepers, waitPeer(c), args_.what);
+  status_ = waitUntil(*args_.wait, allArrived, counterWord(tail), &f.ctrl->tailSleepers, waitPeer(c), args_.what);
   return out;
 }
 
 void HostPrims::releaseRecv(int i) {
   FifoView& f = *args_.recv[i].fifo;
   counter(f.ctrl->head).store(f.step + 1, std::memory_order_seq_cst);
-  wakeIfSleeping(f.ctrl->headSleepers, f.ctrl->head);
+  wakeSleepers(f.ctrl->headSleepers, f.ctrl->head);
   f.step++;
 }
 
@@ -101,7 +94,7 @@ char* HostPrims::waitSendSlot(int i, size_t bytes) {
           f.headCache = counter(head).load(std::memory_order_acquire);
           return static_cast<int64_t>(step - f.headCache) < kFifoSteps;
         },
-        lowHalf(head), &f.ctrl->headSleepers, waitPeer(c), args_.what);
+        counterWord(head), &f.ctrl->headSleepers, waitPeer(c), args_.what);
   }
   return args_.proto == kProtoSimple ? f.simpleSlot(step) : nullptr;
 }
@@ -126,7 +119,7 @@ void HostPrims::postSend(int i, const char* payload, size_t bytes) {
   }
   // Simple: the payload is already in the slot. Both protocols bump tail (LL receivers sleep on it).
   counter(f.ctrl->tail).store(f.step + 1, std::memory_order_seq_cst);
-  wakeIfSleeping(f.ctrl->tailSleepers, f.ctrl->tail);
+  wakeSleepers(f.ctrl->tailSleepers, f.ctrl->tail);
   f.step++;
 }
 

@@ -56,6 +56,14 @@ bool peerGone(const WaitPeer& peer);
 
 void cpuRelax();
 
+// The futex word of a 64-bit FIFO counter: its low half (little-endian), which changes on every bump.
+inline const uint32_t* counterWord(const uint64_t& counter) { return reinterpret_cast<const uint32_t*>(&counter); }
+
+// After publishing `counter`: wakes the other end if it registered as a sleeper on it.
+inline void wakeSleepers(uint32_t& sleepers, const uint64_t& counter) {
+  if (std::atomic_ref<uint32_t>(sleepers).load(std::memory_order_seq_cst) != 0) futexWakeWord(counterWord(counter));
+}
+
 template <class Ready>
 ncclResult_t waitUntil(const WaitPolicy& policy, Ready&& ready, const uint32_t* word, uint32_t* sleepers,
                        const WaitPeer& peer, const char* what) {
