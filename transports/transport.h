@@ -6,9 +6,8 @@
 //   sender:   connectSend(blob) -> region             (then acks, and the receiver may finish())
 //
 // Which transport serves a pair is decided by canConnect() in order of preference (p2p first).
-// Host backend: p2p = plain memory between threads of one process; shm = a POSIX shared-memory
-// segment between processes of one node. CUDA IPC and the network come later behind the same
-// interface.
+// Host backend: p2p = plain memory between threads of one process; shm = a memfd region shared
+// between processes of one node. CUDA IPC and the network come later behind the same interface.
 #pragma once
 
 #include <cstddef>
@@ -32,7 +31,7 @@ struct ConnBlob {
   uint64_t bytes;
   uint64_t address;   // p2p: the region's address in the owner process
   FifoLayout layout;
-  char name[64];      // shm: the segment name
+  char name[64];      // shm: where the sender opens the region (/proc/<pid>/fd/<fd>)
 };
 static_assert(sizeof(ConnBlob) <= 256, "ConnBlob must fit a bootstrap message");
 

@@ -53,6 +53,8 @@ class CommEngine {
   AlgoProtoFilter filter;  // NCCL_ALGO / NCCL_PROTO, read once at init like NCCL
   ChannelWorkers workers;
   Plan plan;  // reused by every launch of this communicator (one launch at a time)
+  std::vector<char> oneShotScratch;   // host one-round all-reduce: peers' vectors + accumulator
+  std::vector<P2pWork> oneShotWorks;  // its transfers
 };
 
 }  // namespace accl

@@ -113,7 +113,7 @@ ncclResult_t planColl(ncclComm* comm, const Task& t, Plan* plan) {
   const size_t totalBytes = c.count * elem * (blocks ? comm->nranks : 1);
   AlgoChoice choice;
   ACCL_CHECK(chooseBySize(e.filter, c.func, totalBytes, comm->nranks, comm->layout.nNodes, &choice));
-  const int nCh = channelsFor(e, totalBytes);
+  const int nCh = choice.oneShot ? 1 : channelsFor(e, totalBytes);
   const size_t chunk = HostPrims::chunkCapacity(e.layout, choice.proto, elem);
   for (int ch = 0; ch < nCh; ++ch) {
     CollWork w{};
@@ -131,6 +131,7 @@ ncclResult_t planColl(ncclComm* comm, const Task& t, Plan* plan) {
     w.chunkElems = chunk;
     PlanItem item;
     item.coll = w;
+    item.oneShot = choice.oneShot;
     plan->channels[ch].push_back(item);
   }
   if (nCh > plan->nChannelsUsed) plan->nChannelsUsed = nCh;

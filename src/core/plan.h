@@ -12,6 +12,9 @@ namespace accl {
 
 struct PlanItem {
   bool isColl = true;
+  // isColl only: a small all-reduce done in one round, every rank sending its whole vector to
+  // every other and reducing locally in rank order (host backend; see host_one_shot.h).
+  bool oneShot = false;
   CollWork coll{};
   std::vector<P2pWork> p2p;  // when !isColl
 };

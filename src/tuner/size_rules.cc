@@ -12,6 +12,9 @@ namespace {
 
 constexpr size_t kLLMaxBytes = 0;  // see above: Simple also wins at 8 B once heads are cached
 constexpr size_t kTreeMaxBytes = 4 << 20;
+// One-round all-reduce up to this size: with more ranks than cores every ring step waits for a
+// peer to be scheduled, so fewer steps win while the extra bytes stay cheap.
+constexpr size_t kOneShotMaxBytes = 8 << 10;
 
 bool hostAlgoExists(FuncId func, int algo) {
   return algo == kAlgoRing || (algo == kAlgoTree && func == kFuncAllReduce);
@@ -41,8 +44,9 @@ ncclResult_t chooseBySize(const AlgoProtoFilter& filter, FuncId func, size_t byt
   if (proto < 0) return fail(ncclInvalidUsage, "%s: NCCL_PROTO allows no protocol", funcName(func));
   out->algo = static_cast<AlgoId>(algo);
   out->proto = static_cast<ProtoId>(proto);
+  out->oneShot = func == kFuncAllReduce && nranks >= 3 && bytes > 0 && bytes <= kOneShotMaxBytes && !filter.algoSet;
   ACCL_TRACE(ACCL_LOG_TUNING, "%s %zu bytes nranks %d nNodes %d -> %s/%s", funcName(func), bytes, nranks, nNodes,
-             algoName(algo), protoName(proto));
+             out->oneShot ? "OneShot" : algoName(algo), protoName(proto));
   return ncclSuccess;
 }
 

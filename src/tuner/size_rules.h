@@ -13,6 +13,9 @@ namespace accl {
 struct AlgoChoice {
   AlgoId algo;
   ProtoId proto;
+  // All-reduce only: run the one-round exchange instead of `algo` (small messages, 3+ ranks,
+  // NCCL_ALGO not set). It trades (n-1)x the bytes for one step of latency instead of 2(n-1).
+  bool oneShot = false;
 };
 
 // Picks for `func` on `bytes` (the whole operation's size) with `nranks` ranks on `nNodes` nodes.

@@ -1,11 +1,13 @@
-// Host shm transport: ranks in different processes of one node share a POSIX shared-memory
-// segment created by the receiver; the sender opens it by name. The receiver unlinks the name
-// once the sender has mapped it, so nothing is left in /dev/shm after setup.
+// Host shm transport: ranks in different processes of one node share a memory region the
+// receiver creates with memfd_create; the sender opens it through /proc/<receiver pid>/fd/<fd>
+// (allowed between processes of the same user) and maps it. The region has no name in
+// /dev/shm, so nothing is ever left behind, even when a rank is killed mid-setup: the memory
+// goes away with the last mapping.
 #include <fcntl.h>
 #include <sys/mman.h>
 #include <unistd.h>
 
-#include <atomic>
+#include <cerrno>
 #include <cstdio>
 #include <cstring>
 
@@ -16,70 +18,71 @@
 namespace accl {
 namespace {
 
-class ShmRegion : public ConnRegion {
+class MemfdRegion : public ConnRegion {
  public:
-  ShmRegion(void* p, size_t bytes, const char* unlinkName) : bytes_(bytes) {
-    base_ = p;
-    if (unlinkName) std::snprintf(name_, sizeof(name_), "%s", unlinkName);
-  }
-  ~ShmRegion() override {
+  MemfdRegion(void* p, size_t bytes, int keepFd) : bytes_(bytes), fd_(keepFd) { base_ = p; }
+  ~MemfdRegion() override {
     finish();
     munmap(base_, bytes_);
   }
+  // The receiver keeps its descriptor open until the sender has opened its own.
   void finish() override {
-    if (name_[0]) shm_unlink(name_);
-    name_[0] = '\0';
+    if (fd_ >= 0) close(fd_);
+    fd_ = -1;
   }
 
  private:
   size_t bytes_;
-  char name_[64] = "";
+  int fd_;
 };
 
 // Any pair the p2p transport could not serve. Ranks on different *virtual* nodes (NCCL_HOSTID)
 // are on one machine and still share memory, which is how multi-node schedules are tested
-// before a network transport exists; ranks on really different machines fail at shm_open with
-// a clear error instead of hanging.
+// before a network transport exists; ranks on really different machines fail to open the
+// region with a clear error instead of hanging.
 bool anyPeer(const PeerInfo&, const PeerInfo&) { return true; }
 
-ncclResult_t mapSegment(const char* name, size_t bytes, bool create, void** out) {
-  int fd = shm_open(name, create ? (O_CREAT | O_EXCL | O_RDWR) : O_RDWR, 0600);
-  if (fd < 0)
-    return fail(ncclSystemError, "shm transport: shm_open(%s) failed: %s", name, std::strerror(errno));
-  if (create && ftruncate(fd, static_cast<off_t>(bytes)) != 0) {
-    int err = errno;
-    close(fd);
-    shm_unlink(name);
-    return fail(ncclSystemError, "shm transport: cannot size %s to %zu bytes: %s (is /dev/shm full?)", name, bytes,
-                std::strerror(err));
-  }
+ncclResult_t mapFd(int fd, size_t bytes, const char* what, void** out) {
   void* p = mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-  int err = errno;
-  close(fd);
-  if (p == MAP_FAILED) {
-    if (create) shm_unlink(name);
-    return fail(ncclSystemError, "shm transport: mmap of %s (%zu bytes) failed: %s", name, bytes, std::strerror(err));
-  }
+  if (p == MAP_FAILED)
+    return fail(ncclSystemError, "shm transport: mmap of %s (%zu bytes) failed: %s", what, bytes, std::strerror(errno));
   *out = p;
   return ncclSuccess;
 }
 
 ncclResult_t setupRecv(const FifoLayout& layout, std::unique_ptr<ConnRegion>* region, ConnBlob* blob) {
-  static std::atomic<uint64_t> counter{0};
   size_t bytes = layout.totalBytes();
-  std::snprintf(blob->name, sizeof(blob->name), "/accl-%d-%lu", getpid(), (unsigned long)counter++);
+  int fd = memfd_create("accl-fifo", MFD_CLOEXEC);
+  if (fd < 0) return fail(ncclSystemError, "shm transport: memfd_create failed: %s", std::strerror(errno));
+  if (ftruncate(fd, static_cast<off_t>(bytes)) != 0) {
+    int err = errno;
+    close(fd);
+    return fail(ncclSystemError, "shm transport: cannot size a %zu-byte region: %s", bytes, std::strerror(err));
+  }
   void* p = nullptr;
-  ACCL_CHECK(mapSegment(blob->name, bytes, true, &p));  // a fresh segment reads as zeros
-  region->reset(new ShmRegion(p, bytes, blob->name));
+  ncclResult_t res = mapFd(fd, bytes, "a new region", &p);  // a fresh region reads as zeros
+  if (res != ncclSuccess) {
+    close(fd);
+    return res;
+  }
+  region->reset(new MemfdRegion(p, bytes, fd));
   blob->ownerPid = getpid();
   blob->bytes = bytes;
+  blob->address = static_cast<uint64_t>(fd);
+  std::snprintf(blob->name, sizeof(blob->name), "/proc/%d/fd/%d", getpid(), fd);
   return ncclSuccess;
 }
 
 ncclResult_t connectSend(const ConnBlob& blob, std::unique_ptr<ConnRegion>* region) {
+  int fd = open(blob.name, O_RDWR | O_CLOEXEC);
+  if (fd < 0)
+    return fail(ncclSystemError, "shm transport: cannot open the peer's region %s: %s (peer on another machine, or "
+                "another user?)", blob.name, std::strerror(errno));
   void* p = nullptr;
-  ACCL_CHECK(mapSegment(blob.name, blob.bytes, false, &p));
-  region->reset(new ShmRegion(p, blob.bytes, nullptr));
+  ncclResult_t res = mapFd(fd, blob.bytes, blob.name, &p);
+  close(fd);
+  ACCL_CHECK(res);
+  region->reset(new MemfdRegion(p, blob.bytes, -1));
   return ncclSuccess;
 }
 

@@ -10,6 +10,7 @@
 #include "algos/ring_reduce_scatter.h"
 #include "algos/tree_all_reduce.h"
 #include "core/comm.h"
+#include "device/host/host_one_shot.h"
 #include "device/host/host_p2p.h"
 #include "device/host/host_prims.h"
 #include "tuner/algo_proto_filter.h"
@@ -25,6 +26,12 @@ ncclResult_t connectPlan(CommEngine& e, const Plan& plan) {
     bool ring = false, tree = false;
     std::vector<int> sendPeers, recvPeers;
     for (const PlanItem& item : plan.channels[c]) {
+      if (item.isColl && item.oneShot) {
+        std::vector<int> peers;
+        oneShotPeers(e, &peers);
+        ACCL_CHECK(e.conns.connect(e.comm, c, e.layout, peers, peers));
+        continue;
+      }
       if (item.isColl) {
         (item.coll.algo == kAlgoTree ? tree : ring) = true;
         continue;
@@ -114,6 +121,8 @@ ncclResult_t runChannel(CommEngine& e, int channel, const std::vector<PlanItem>&
   for (const PlanItem& item : items) {
     if (!item.isColl) {
       ACCL_CHECK(hostRunP2pBatch(e, channel, item.p2p));
+    } else if (item.oneShot) {
+      ACCL_CHECK(hostOneShotAllReduce(e, channel, item.coll));
     } else if (item.coll.algo == kAlgoTree) {
       ACCL_CHECK(runTree(e, channel, item.coll));
     } else {

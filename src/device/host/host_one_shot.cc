@@ -1,0 +1,62 @@
+// The host one-round all-reduce (see host_one_shot.h).
+#include "device/host/host_one_shot.h"
+
+#include <cstring>
+#include <vector>
+
+#include "core/comm.h"
+#include "device/common/dtypes.h"
+#include "device/common/reduce_buffers.h"
+#include "device/host/host_p2p.h"
+#include "util/check.h"
+
+namespace accl {
+
+void oneShotPeers(const CommEngine& engine, std::vector<int>* peers) {
+  peers->clear();
+  for (int r = 0; r < engine.comm->nranks; ++r)
+    if (r != engine.comm->rank) peers->push_back(r);
+}
+
+ncclResult_t hostOneShotAllReduce(CommEngine& engine, int channel, const CollWork& w) {
+  const int n = engine.comm->nranks;
+  const int me = engine.comm->rank;
+  const size_t bytes = w.count * dtypeSize(w.type);
+  // Slot r of the scratch holds rank r's contribution (after that rank's preOp: a PreMulSum
+  // scalar may differ per rank, so each rank scales its own vector before sending it); the last
+  // slot is the accumulator, since the output may alias the input.
+  std::vector<char>& scratch = engine.oneShotScratch;
+  if (scratch.size() < bytes * (n + 1)) scratch.resize(bytes * (n + 1));
+  auto slot = [&](int r) { return scratch.data() + bytes * static_cast<size_t>(r); };
+
+  ACCL_CHECK(applyPreOp(slot(me), w.sendbuff, w.count, w.type, w.op));
+  std::vector<P2pWork>& works = engine.oneShotWorks;
+  works.clear();
+  for (int r = 0; r < n; ++r) {
+    if (r == me) continue;
+    for (bool isSend : {true, false}) {
+      P2pWork p{};
+      p.isSend = isSend;
+      p.peer = r;
+      p.proto = kProtoSimple;
+      p.type = w.type;
+      p.sendbuff = slot(me);
+      p.recvbuff = slot(r);
+      p.chanOffset = 0;
+      p.chanCount = w.count;
+      p.chunkElems = w.chunkElems;
+      works.push_back(p);
+    }
+  }
+  ACCL_CHECK(hostRunP2pBatch(engine, channel, works));
+
+  // Reduce in rank order, so every rank gets bit-identical results.
+  char* acc = slot(n);
+  std::memcpy(acc, slot(0), bytes);
+  for (int r = 1; r < n; ++r)
+    ACCL_CHECK(reduceBuffers(acc, acc, slot(r), w.count, w.type, w.op, r == n - 1 ? kPostOp : kReducePlain));
+  std::memcpy(w.recvbuff, acc, bytes);
+  return ncclSuccess;
+}
+
+}  // namespace accl

@@ -1,0 +1,21 @@
+// One-round all-reduce for small messages on the host backend: every rank sends its whole
+// vector to every other rank (one FIFO step per peer, progressed together like a send/recv
+// group) and reduces the n vectors locally, in rank order, so every rank computes bit-identical
+// results. The ring needs 2(n-1) dependent steps; when ranks outnumber cores each of those waits
+// for a peer to be scheduled, and this path needs one. Chosen by the size rules only for small
+// messages with 3+ ranks and NCCL_ALGO unset. (A GPU counterpart is the one-shot kernel over
+// peer-mapped buffers, part of the CUDA backend.)
+#pragma once
+
+#include "core/engine.h"
+#include "device/common/work.h"
+#include "nccl.h"
+
+namespace accl {
+
+// The peers this rank exchanges with (every other rank), for connection setup.
+void oneShotPeers(const CommEngine& engine, std::vector<int>* peers);
+
+ncclResult_t hostOneShotAllReduce(CommEngine& engine, int channel, const CollWork& work);
+
+}  // namespace accl
