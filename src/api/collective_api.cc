@@ -27,13 +27,9 @@ ncclResult_t p2p(const char* name, bool isSend, const void* sendbuff, void* recv
 ncclResult_t checkComposite(const char* name, ncclComm* comm, ncclDataType_t type, size_t count, int root,
                             bool rooted) {
   ACCL_CHECK(checkCommReady(name, comm));
-  if (static_cast<int>(type) < 0 || static_cast<int>(type) >= ncclNumTypes)
-    return fail(ncclInvalidArgument, "%s: datatype %d is invalid (must be in [0, %d))", name, static_cast<int>(type),
-                static_cast<int>(ncclNumTypes));
+  ACCL_CHECK(checkType(name, type));
   // The buffers hold nranks blocks of count elements: their byte size must exist.
-  if (count != 0 && count > SIZE_MAX / dtypeSize(type) / static_cast<size_t>(comm->nranks))
-    return fail(ncclInvalidArgument, "%s: count %zu x %d ranks of %zu-byte elements overflows the address space",
-                name, count, comm->nranks, dtypeSize(type));
+  ACCL_CHECK(checkCount(name, count, static_cast<size_t>(comm->nranks), type));
   if (rooted && (root < 0 || root >= comm->nranks))
     return fail(ncclInvalidArgument, "%s: root %d is out of range [0, %d)", name, root, comm->nranks);
   return ncclSuccess;

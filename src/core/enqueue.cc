@@ -58,21 +58,6 @@ int channelsFor(const CommEngine& e, size_t bytes) {
   return want < static_cast<size_t>(e.nChannels) ? static_cast<int>(want) : e.nChannels;
 }
 
-ncclResult_t checkType(const char* call, ncclDataType_t type) {
-  if (static_cast<int>(type) < 0 || static_cast<int>(type) >= ncclNumTypes)
-    return fail(ncclInvalidArgument, "%s: datatype %d is invalid (must be in [0, %d))", call, static_cast<int>(type),
-                static_cast<int>(ncclNumTypes));
-  return ncclSuccess;
-}
-
-ncclResult_t checkCount(const char* call, size_t count, size_t multiplier, ncclDataType_t type) {
-  size_t elem = dtypeSize(type);
-  if (count != 0 && (count > SIZE_MAX / elem / multiplier))
-    return fail(ncclInvalidArgument, "%s: count %zu of %zu-byte elements (x%zu) overflows the address space", call,
-                count, elem, multiplier);
-  return ncclSuccess;
-}
-
 ncclResult_t checkColl(ncclComm* comm, const CollCall& c, DevRedOp* op) {
   ACCL_CHECK(checkCommReady(c.name, comm));
   ACCL_CHECK(checkType(c.name, c.type));
@@ -223,6 +208,21 @@ ncclResult_t runComm(ncclComm* comm, const std::vector<Task>& tasks) {
 
 }  // namespace
 
+ncclResult_t checkType(const char* call, ncclDataType_t type) {
+  if (static_cast<int>(type) < 0 || static_cast<int>(type) >= ncclNumTypes)
+    return fail(ncclInvalidArgument, "%s: datatype %d is invalid (must be in [0, %d))", call, static_cast<int>(type),
+                static_cast<int>(ncclNumTypes));
+  return ncclSuccess;
+}
+
+ncclResult_t checkCount(const char* call, size_t count, size_t multiplier, ncclDataType_t type) {
+  size_t elem = dtypeSize(type);
+  if (count != 0 && (count > SIZE_MAX / elem / multiplier))
+    return fail(ncclInvalidArgument, "%s: count %zu of %zu-byte elements (x%zu) overflows the address space", call,
+                count, elem, multiplier);
+  return ncclSuccess;
+}
+
 ncclResult_t enqueueColl(ncclComm* comm, const CollCall& call) {
   Task t{};
   t.isColl = true;
@@ -253,8 +253,6 @@ ncclResult_t enqueueP2p(ncclComm* comm, const P2pCall& call) {
   t.p2p = call;
   return submit(comm, t, call.name);
 }
-
-bool groupHasTasks() { return tPendingCount > 0; }
 
 void discardGroupTasks() { tPendingCount = 0; }
 

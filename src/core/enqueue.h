@@ -35,6 +35,11 @@ struct P2pCall {
   int peer;
 };
 
+// Argument checks shared by every operation (and by the send/recv compositions): a datatype in
+// range, and `count` x `multiplier` elements whose byte size exists.
+ncclResult_t checkType(const char* call, ncclDataType_t type);
+ncclResult_t checkCount(const char* call, size_t count, size_t multiplier, ncclDataType_t type);
+
 ncclResult_t enqueueColl(ncclComm* comm, const CollCall& call);
 ncclResult_t enqueueP2p(ncclComm* comm, const P2pCall& call);
 
@@ -43,7 +48,5 @@ ncclResult_t enqueueP2p(ncclComm* comm, const P2pCall& call);
 ncclResult_t launchGroupTasks();
 // Drops this thread's pending tasks (a call in the group failed).
 void discardGroupTasks();
-// Whether this thread's group holds tasks.
-bool groupHasTasks();
 
 }  // namespace accl
