@@ -3,7 +3,7 @@
 # Used by README's commands and by .ci/run. Needs root (or sudo) only when something is missing.
 set -euo pipefail
 packages=(cmake ninja-build ccache g++ pkg-config libhwloc-dev libibverbs-dev rdma-core libnuma-dev
-          libgtest-dev libbenchmark-dev iproute2 binutils)
+          libgtest-dev libbenchmark-dev iproute2 binutils graphviz)
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

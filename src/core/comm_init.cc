@@ -20,6 +20,7 @@
 #include "util/check.h"
 #include "util/last_error.h"
 #include "util/log.h"
+#include "util/host_identity.h"
 #include "util/params.h"
 
 namespace accl {
@@ -28,34 +29,7 @@ namespace {
 constexpr int kSplitTagBase = 1 << 29;
 constexpr int kShrinkTagBase = (1 << 29) + (1 << 28);
 
-uint64_t hashBytes(const void* data, size_t n, uint64_t h = 0xcbf29ce484222325ull) {
-  const unsigned char* p = static_cast<const unsigned char*>(data);
-  for (size_t i = 0; i < n; ++i) {
-    h ^= p[i];
-    h *= 0x100000001b3ull;
-  }
-  return h;
-}
-
-uint64_t hashString(const std::string& s, uint64_t seed) { return hashBytes(s.data(), s.size(), seed); }
-
-std::string readFirstLine(const char* path) {
-  std::ifstream in(path);
-  std::string line;
-  std::getline(in, line);
-  return line;
-}
-
-// Same value on every rank of one node; NCCL_HOSTID replaces the host identity (virtual nodes).
-uint64_t hostHash() {
-  std::string id = paramStr("NCCL_HOSTID");
-  if (id.empty()) {
-    char host[256] = {};
-    gethostname(host, sizeof(host) - 1);
-    id = std::string(host) + readFirstLine("/proc/sys/kernel/random/boot_id");
-  }
-  return hashString(id, 0xcbf29ce484222325ull);
-}
+uint64_t hashString(const std::string& s, uint64_t seed) { return fnv1a64(s.data(), s.size(), seed); }
 
 uint64_t pidHash() {
   char ns[256] = {};
@@ -151,7 +125,7 @@ ncclResult_t childInit(const char* call, ncclComm* parent, ncclComm* child, cons
                        int tag) {
   ncclUniqueId id;
   ACCL_CHECK(blame(call, parent->rank, shareChildId(parent, members, tag, &id)));
-  child->commHash = hashBytes(&id, sizeof(id));
+  child->commHash = fnv1a64(&id, sizeof(id));
   return initJob(call, child, {id});
 }
 
@@ -178,7 +152,7 @@ ncclResult_t createComm(const char* call, ncclComm_t* newcomm, int nranks, int r
   }
   logVersionBannerOnce();
   ncclComm* comm = newComm(nranks, rank, cudaDev, backend, config);
-  comm->commHash = hashBytes(ids.data(), sizeof(ncclUniqueId));
+  comm->commHash = fnv1a64(ids.data(), sizeof(ncclUniqueId));
   *newcomm = comm;
   ACCL_INFO(ACCL_LOG_INIT, "%s: comm %p rank %d nranks %d cudaDev %d commId 0x%lx - Init START", call, (void*)comm,
             rank, nranks, cudaDev, (unsigned long)comm->commHash);

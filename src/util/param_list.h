@@ -39,12 +39,33 @@ ACCL_PARAM(NCCL_TOPO_FILE, Str, "",
            "when present, else discovery only.")
 ACCL_PARAM(NCCL_TOPO_DUMP_FILE, Str, "", "Write the detected topology as XML (NCCL format) to this file.")
 ACCL_PARAM(NCCL_TOPO_DUMP_FILE_RANK, Int, "0", "The rank that writes NCCL_TOPO_DUMP_FILE.")
+ACCL_PARAM(NCCL_CROSS_NIC, Int, "2",
+           "Channels across nodes may enter and leave a node by different NICs: 0 never, 1 always allowed, 2 try "
+           "without first.")
+ACCL_PARAM(NCCL_P2P_LEVEL, Str, "",
+           "Max GPU-GPU path type for direct P2P: LOC NVL NVB C2C PIX PXB P2C PXN PHB SYS, or legacy 0-5 "
+           "(unset: PXB; SYS on AMD x86 with <= 2 GPUs).")
+ACCL_PARAM(NCCL_P2P_DISABLE, Int, "0", "1: no direct GPU-GPU P2P (pairs go through the CPU); wins over NCCL_P2P_LEVEL.")
+ACCL_PARAM(NCCL_SHM_DISABLE, Int, "0", "1: disable the shared-memory transport between local ranks.")
+ACCL_PARAM(NCCL_NET_GDR_LEVEL, Str, "",
+           "Max GPU-NIC path type for GPUDirect RDMA (same names / numbers as NCCL_P2P_LEVEL; unset: PXB).")
+ACCL_PARAM(NCCL_NET_GDR_C2C, Int, "1", "1: a GPU reaching its NIC over C2C then PCIe (P2C) counts as C2C for GDR.")
+ACCL_PARAM(NCCL_NVB_DISABLE, Int, "0", "1: no NVLink paths relayed through a third GPU (NVB).")
+ACCL_PARAM(NCCL_PXN_DISABLE, Int, "0", "1: no PXN (reaching a NIC through an NVLink peer GPU).")
+ACCL_PARAM(NCCL_PXN_C2C, Int, "1", "1: a PXN relay GPU may reach its NIC over C2C (P2C), not only PCIe (<= PXB).")
 ACCL_PARAM(NCCL_ALGO, Str, "",
            "Allowed algorithms, [func:]list[;func:list]... e.g. \"ring;allreduce:tree,ring\"; ^ excludes; names "
            "Tree Ring CollNetDirect CollNetChain NVLS NVLSTree PAT (unset: all).")
 ACCL_PARAM(NCCL_PROTO, Str, "",
            "Allowed protocols, [func:]list[;func:list]... e.g. \"^LL128;allreduce:LL128\"; ^ excludes; names "
            "LL LL128 Simple (unset: all, LL128 where the topology supports it).")
+ACCL_PARAM(NCCL_TUNER_PLUGIN, Str, "",
+           "Tuner plugin: a name (loads libnccl-tuner-<name>.so), a path to a .so, or \"none\" (unset: "
+           "libnccl-tuner.so when it can be loaded, else no plugin).")
+ACCL_PARAM(NCCL_NET_OVERHEAD, Int, "-2",
+           "GPU cost model: per-step network overhead in nanoseconds (-2: 1000 on Intel CPUs, 2000 on AMD).")
+ACCL_PARAM(NCCL_NTHREADS, Int, "-2", "GPU threads per channel for LL and Simple (multiple of 32; -2: 512).")
+ACCL_PARAM(NCCL_LL128_NTHREADS, Int, "-2", "GPU threads per channel for LL128 (multiple of 32; -2: 640).")
 
 // --- Bootstrap and sockets ---
 ACCL_PARAM(NCCL_COMM_ID, Str, "", "Fixed bootstrap root address host:port; rank 0 then hosts the root.")
@@ -69,6 +90,9 @@ ACCL_PARAM(NCCL_LL_BUFFSIZE, Int, "-2",
 ACCL_PARAM(ACCL_TIMEOUT_MS, Int, "1800000",
            "A collective or send/recv that sees no progress from a peer for this long fails with ncclRemoteError "
            "naming the peer (0: wait forever). A peer process that exits is detected within ~100 ms regardless.")
+ACCL_PARAM(ACCL_TUNER_FILE, Str, "",
+           "Host-backend tuner calibration written by `accl-tune calibrate` (default: $XDG_CACHE_HOME or ~/.cache, "
+           "then accl/tuner-host.conf, used when it exists; \"none\" disables calibration).")
 ACCL_PARAM(ACCL_HOST_SPIN, Int, "-1",
            "Host backend: polls of a FIFO before a waiting thread yields its core (-1: 20000, or 50 when the node's "
            "ranks x channels outnumber the CPUs).")

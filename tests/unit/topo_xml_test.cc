@@ -16,6 +16,7 @@
 #include <string>
 #include <vector>
 
+#include "topo_test_util.h"
 #include "util/last_error.h"
 
 namespace accl {
@@ -23,18 +24,9 @@ namespace {
 
 namespace fs = std::filesystem;
 
-// tests/data, found next to this source file (ACCL_TEST_DATA_DIR overrides, e.g. for installed tests).
-fs::path dataDir() {
-  if (const char* env = std::getenv("ACCL_TEST_DATA_DIR")) return env;
-#ifdef ACCL_TEST_DATA_DIR_DEFAULT
-  return ACCL_TEST_DATA_DIR_DEFAULT;
-#else
-  return fs::path(__FILE__).parent_path().parent_path() / "data";
-#endif
-}
+using topotest::dataDir;
 
-const std::vector<std::string> kFixtures = {"dgx_h100.xml", "pcie_8gpu_2socket.xml", "a100_4gpu_nvlink.xml",
-                                            "gh200.xml", "cpu_only.xml"};
+using topotest::kFixtures;
 
 std::unique_ptr<XmlNode> parseOk(const std::string& text) {
   std::unique_ptr<XmlNode> root;
