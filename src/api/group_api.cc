@@ -1,7 +1,9 @@
 // ncclGroupStart / ncclGroupEnd / ncclGroupSimulateEnd.
 #include "api/api_export.h"
 #include "api/api_guard.h"
+#include "core/enqueue.h"
 #include "core/group.h"
+#include "util/check.h"
 
 using namespace accl;
 
@@ -24,9 +26,13 @@ ACCL_API(ncclResult_t, ncclGroupSimulateEnd, ncclSimInfo_t* simInfo) {
       return fail(ncclInvalidArgument,
                   "ncclGroupSimulateEnd: simInfo magic 0x%x is not 0x%x (initialize it with NCCL_SIM_INFO_INITIALIZER)",
                   simInfo->magic, kSimInfoMagic);
-    // The group holds no collectives until the collective engine lands, so the estimate is 0 us;
-    // communicator jobs queued in the group still run, since only collectives are simulated.
-    simInfo->estimatedTime = 0.0f;
+    // The tuner's estimate of the operations queued in the group. They are simulated, not run:
+    // at the outermost level they are dropped. Communicator jobs (init, split) queued in the
+    // group still run, since only operations are simulated.
+    float us = 0;
+    ACCL_CHECK(estimateGroupTasksUs(&us));
+    if (groupDepth() == 1) discardGroupTasks();
+    simInfo->estimatedTime = us;
     return groupEnd("ncclGroupSimulateEnd");
   });
 }

@@ -11,6 +11,8 @@
 
 namespace accl {
 
+ncclResult_t createEngineTuner(ncclComm* comm, CommEngine* e);  // engine_tuner.cc
+
 CommEngine::CommEngine(ncclComm* c) : comm(c), redOps(c) {}
 
 ncclResult_t CommEngine::create(ncclComm* comm, std::unique_ptr<CommEngine>* out) {
@@ -41,6 +43,7 @@ ncclResult_t CommEngine::create(ncclComm* comm, std::unique_ptr<CommEngine>* out
   if (comm->rank == 0)
     ACCL_INFO(ACCL_LOG_INIT, "comm %p nRanks %d nNodes %d: %d channel(s), ring order = rank order", (void*)comm,
               comm->nranks, comm->layout.nNodes, n);
+  ACCL_CHECK(createEngineTuner(comm, engine.get()));
   const TreeView& t = engine->channels[0].tree;
   ACCL_INFO(ACCL_LOG_INIT, "Trees [0] %d/%d/%d->%d->%d", t.down[0], t.down[1], t.down[2], comm->rank, t.up);
   *out = std::move(engine);

@@ -14,6 +14,7 @@
 #include "device/host/host_wait.h"
 #include "nccl.h"
 #include "tuner/algo_proto_filter.h"
+#include "tuner/tuner.h"
 
 struct ncclComm;
 
@@ -51,6 +52,16 @@ class CommEngine {
   RedOpRegistry redOps;
   WaitPolicy wait;
   AlgoProtoFilter filter;  // NCCL_ALGO / NCCL_PROTO, read once at init like NCCL
+  std::unique_ptr<Tuner> tuner;  // picks algorithm / protocol / channels per collective
+  // The last choices made, by (function, bytes): applications repeat the same sizes, and the
+  // small-message path should not rebuild a cost table on every call.
+  struct CachedChoice {
+    int func = -1;
+    size_t bytes = 0;
+    TunerChoice choice;
+  };
+  CachedChoice choiceCache[64];
+  ncclResult_t choose(FuncId func, size_t bytes, TunerChoice* out);
   ChannelWorkers workers;
   Plan plan;  // reused by every launch of this communicator (one launch at a time)
   std::vector<char> oneShotScratch;   // host one-round all-reduce: peers' vectors + accumulator

@@ -1,6 +1,7 @@
 // Enqueue: argument checks, the per-thread task list of a group, and plan construction.
 #include "core/enqueue.h"
 
+#include <algorithm>
 #include <cstring>
 #include <thread>
 #include <vector>
@@ -13,7 +14,6 @@
 #include "device/common/dtypes.h"
 #include "device/host/host_executor.h"
 #include "device/host/host_prims.h"
-#include "tuner/size_rules.h"
 #include "util/check.h"
 
 namespace accl {
@@ -96,15 +96,16 @@ ncclResult_t planColl(ncclComm* comm, const Task& t, Plan* plan) {
   const size_t elem = dtypeSize(c.type);
   const bool blocks = c.func == kFuncAllGather || c.func == kFuncReduceScatter;
   const size_t totalBytes = c.count * elem * (blocks ? comm->nranks : 1);
-  AlgoChoice choice;
-  ACCL_CHECK(chooseBySize(e.filter, c.func, totalBytes, comm->nranks, comm->layout.nNodes, &choice));
-  const int nCh = choice.oneShot ? 1 : channelsFor(e, totalBytes);
-  const size_t chunk = HostPrims::chunkCapacity(e.layout, choice.proto, elem);
+  TunerChoice choice;
+  ACCL_CHECK(e.choose(c.func, totalBytes, &choice));
+  const bool oneShot = choice.algo == kAlgoOneShot;
+  const int nCh = std::clamp(choice.nChannels, 1, e.nChannels);
+  const size_t chunk = HostPrims::chunkCapacity(e.layout, static_cast<ProtoId>(choice.proto), elem);
   for (int ch = 0; ch < nCh; ++ch) {
     CollWork w{};
     w.func = c.func;
-    w.algo = choice.algo;
-    w.proto = choice.proto;
+    w.algo = oneShot ? kAlgoRing : static_cast<AlgoId>(choice.algo);
+    w.proto = static_cast<ProtoId>(choice.proto);
     w.type = c.type;
     w.op = t.op;
     w.sendbuff = c.sendbuff;
@@ -116,7 +117,7 @@ ncclResult_t planColl(ncclComm* comm, const Task& t, Plan* plan) {
     w.chunkElems = chunk;
     PlanItem item;
     item.coll = w;
-    item.oneShot = choice.oneShot;
+    item.oneShot = oneShot;
     plan->channels[ch].push_back(item);
   }
   if (nCh > plan->nChannelsUsed) plan->nChannelsUsed = nCh;
@@ -255,6 +256,29 @@ ncclResult_t enqueueP2p(ncclComm* comm, const P2pCall& call) {
 }
 
 void discardGroupTasks() { tPendingCount = 0; }
+
+ncclResult_t estimateGroupTasksUs(float* us) {
+  float longest = 0;
+  for (size_t i = 0; i < tPendingCount; ++i) {
+    ncclComm* comm = tPending[i].comm;
+    float sum = 0;
+    for (const Task& t : tPending[i].tasks) {
+      TunerChoice choice;
+      if (t.isColl) {
+        const CollCall& c = t.coll;
+        const bool blocks = c.func == kFuncAllGather || c.func == kFuncReduceScatter;
+        ACCL_CHECK(comm->engine->choose(c.func, c.count * dtypeSize(c.type) * (blocks ? comm->nranks : 1), &choice));
+      } else {
+        if (t.p2p.peer == comm->rank) continue;
+        ACCL_CHECK(comm->engine->choose(kFuncSendRecv, t.p2p.count * dtypeSize(t.p2p.type), &choice));
+      }
+      sum += choice.predictedUs;
+    }
+    longest = std::max(longest, sum);
+  }
+  *us = longest;
+  return ncclSuccess;
+}
 
 ncclResult_t launchGroupTasks() {
   const size_t count = tPendingCount;

@@ -48,5 +48,9 @@ ncclResult_t enqueueP2p(ncclComm* comm, const P2pCall& call);
 ncclResult_t launchGroupTasks();
 // Drops this thread's pending tasks (a call in the group failed).
 void discardGroupTasks();
+// The tuner's estimate, in microseconds, of this thread's pending tasks (ncclGroupSimulateEnd):
+// per communicator the sum of its operations' predicted times; communicators run concurrently,
+// so the group takes the longest of those sums. Send/recv use the model's SendRecv entry.
+ncclResult_t estimateGroupTasksUs(float* us);
 
 }  // namespace accl

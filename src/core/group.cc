@@ -43,6 +43,7 @@ ncclResult_t runJobs(std::vector<PendingJob>& jobs, const char* call);
 }  // namespace
 
 bool inGroup() { return tGroup.depth > 0; }
+int groupDepth() { return tGroup.depth; }
 
 void groupStart() { tGroup.depth++; }
 

@@ -26,6 +26,8 @@ using CommJobFn = std::function<ncclResult_t()>;
 ncclResult_t launchCommJob(ncclComm* comm, CommJobFn fn);
 
 bool inGroup();
+// Nesting depth of ncclGroupStart calls on this thread (0 outside a group).
+int groupDepth();
 void groupStart();
 
 // Ends one level; at the outermost level runs everything deferred. `call` names the API

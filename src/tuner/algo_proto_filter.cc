@@ -13,8 +13,8 @@
 namespace accl {
 namespace {
 
-constexpr const char* kAlgoNames[kNumAlgos] = {"Tree", "Ring", "CollNetDirect", "CollNetChain",
-                                               "NVLS", "NVLSTree", "PAT"};
+constexpr const char* kAlgoNames[kNumTunerAlgos] = {"Tree", "Ring",     "CollNetDirect", "CollNetChain",
+                                                    "NVLS", "NVLSTree", "PAT",           "OneShot"};
 constexpr const char* kProtoNames[kNumProtos] = {"LL", "LL128", "Simple"};
 constexpr const char* kFuncNames[kNumFilterFuncs] = {"Broadcast",     "Reduce",    "AllGather",
                                                      "ReduceScatter", "AllReduce", "SendRecv"};
@@ -130,7 +130,7 @@ ncclResult_t applyList(const char* varName, std::string_view value, const ListKi
 
 }  // namespace
 
-const char* algoName(int algo) { return algo >= 0 && algo < kNumAlgos ? kAlgoNames[algo] : "Unknown"; }
+const char* algoName(int algo) { return algo >= 0 && algo < kNumTunerAlgos ? kAlgoNames[algo] : "Unknown"; }
 const char* protoName(int proto) { return proto >= 0 && proto < kNumProtos ? kProtoNames[proto] : "Unknown"; }
 const char* funcName(int func) { return func >= 0 && func < kNumFilterFuncs ? kFuncNames[func] : "Unknown"; }
 
@@ -146,7 +146,7 @@ AlgoProtoFilter defaultAlgoProtoFilter() {
 }
 
 ncclResult_t applyAlgoList(const char* varName, std::string_view value, AlgoProtoFilter* filter) {
-  static const ListKind kind{kAlgoNames, kNumAlgos, "algorithm"};
+  static const ListKind kind{kAlgoNames, kNumTunerAlgos, "algorithm"};
   uint32_t bits[kNumFilterFuncs];
   std::memcpy(bits, filter->algos, sizeof(bits));
   uint32_t touched = 0;
@@ -203,7 +203,7 @@ std::string formatAlgoProtoFilter(const AlgoProtoFilter& filter) {
     out += cell;
   }
   out += " |";
-  for (int a = 0; a < kNumAlgos; ++a) {
+  for (int a = 0; a < kNumTunerAlgos; ++a) {
     std::snprintf(cell, sizeof(cell), " %13s", kAlgoNames[a]);
     out += cell;
   }
@@ -217,7 +217,7 @@ std::string formatAlgoProtoFilter(const AlgoProtoFilter& filter) {
       out += cell;
     }
     out += " |";
-    for (int a = 0; a < kNumAlgos; ++a) {
+    for (int a = 0; a < kNumTunerAlgos; ++a) {
       std::snprintf(cell, sizeof(cell), " %13d", filter.allowsAlgo(f, a) ? 1 : 0);
       out += cell;
     }

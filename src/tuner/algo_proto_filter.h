@@ -12,7 +12,8 @@
 //     "^LL128;allreduce:LL128" means: every collective uses anything but LL128, except AllReduce,
 //     which may only use LL128.
 //   * Names: algorithms Tree Ring CollNetDirect CollNetChain NVLS NVLSTree PAT; protocols LL LL128
-//     Simple. An unknown name or prefix is an error (ncclInvalidUsage, as in NCCL) naming the
+//     Simple, plus accl's host-only OneShot (a one-round all-reduce; bit kAlgoOneShot). So
+//     NCCL_ALGO=ring rules OneShot out, as it rules out Tree. An unknown name or prefix is an error (ncclInvalidUsage, as in NCCL) naming the
 //     variable and the token.
 // accl is slightly more forgiving than NCCL about layout and slightly stricter about junk:
 // whitespace around names, prefixes and separators is ignored, and empty entries / empty list items
@@ -36,7 +37,7 @@
 
 namespace accl {
 
-inline constexpr uint32_t kAllAlgosMask = (1u << kNumAlgos) - 1;
+inline constexpr uint32_t kAllAlgosMask = (1u << kNumTunerAlgos) - 1;  // NCCL's seven + OneShot
 inline constexpr uint32_t kAllProtosMask = (1u << kNumProtos) - 1;
 
 // NCCL's spelling of each name ("Tree", "CollNetDirect", "LL128", "AllReduce", "SendRecv", ...).

@@ -43,7 +43,8 @@ TEST(AlgoProtoFilter, IndicesAndNamesMatchNccl) {
   EXPECT_STREQ(algoName(kAlgoCollNetDirect), "CollNetDirect");
   EXPECT_STREQ(algoName(kAlgoNvlsTree), "NVLSTree");
   EXPECT_STREQ(algoName(kAlgoPat), "PAT");
-  EXPECT_STREQ(algoName(7), "Unknown");
+  EXPECT_STREQ(algoName(kAlgoOneShot), "OneShot");  // accl's host-only one-round all-reduce
+  EXPECT_STREQ(algoName(8), "Unknown");
   EXPECT_STREQ(algoName(-1), "Unknown");
   EXPECT_STREQ(protoName(kProtoLL128), "LL128");
   EXPECT_STREQ(protoName(3), "Unknown");
@@ -61,7 +62,7 @@ TEST(AlgoProtoFilter, DefaultAllowsEverythingWithLl128LeftToTopology) {
     EXPECT_EQ(f.protos[fn], kAllProtosMask) << fn;
     EXPECT_EQ(f.protoAuto[fn], fn == kFuncSendRecv ? 0u : kLL128) << fn;
   }
-  EXPECT_EQ(kAllAlgosMask, 0x7fu);
+  EXPECT_EQ(kAllAlgosMask, 0xffu);  // NCCL's seven + accl's OneShot
   EXPECT_EQ(kAllProtosMask, 0x7u);
 }
 
@@ -83,13 +84,13 @@ TEST(AlgoProtoFilter, PlainListAppliesToEveryCollectiveButNotSendRecv) {
 }
 
 TEST(AlgoProtoFilter, NamesAreCaseInsensitiveAndEveryNameIsKnown) {
-  AlgoProtoFilter f = parseOk("TREE,rInG,collnetdirect,CollNetChain,nvls,NvlsTree,pat", "ll,LL128,SIMPLE");
+  AlgoProtoFilter f = parseOk("TREE,rInG,collnetdirect,CollNetChain,nvls,NvlsTree,pat,oneshot", "ll,LL128,SIMPLE");
   for (int fn = 0; fn < kNumCollFuncs; ++fn) {
     EXPECT_EQ(f.algos[fn], kAllAlgosMask);
     EXPECT_EQ(f.protos[fn], kAllProtosMask);
     EXPECT_EQ(f.protoAuto[fn], 0u);  // LL128 named: forced on, not left to the topology
   }
-  for (int a = 0; a < kNumAlgos; ++a) EXPECT_EQ(parseOk(algoName(a), nullptr).algos[kFuncAllGather], bit(a)) << a;
+  for (int a = 0; a < kNumTunerAlgos; ++a) EXPECT_EQ(parseOk(algoName(a), nullptr).algos[kFuncAllGather], bit(a)) << a;
   for (int p = 0; p < kNumProtos; ++p) EXPECT_EQ(parseOk(nullptr, protoName(p)).protos[kFuncReduce], bit(p)) << p;
 }
 
@@ -101,12 +102,15 @@ TEST(AlgoProtoFilter, NegationSelectsEverythingElse) {
     EXPECT_EQ(f.protoAuto[fn], 0u);
   }
   f = parseOk("^nvls, NVLSTree ,collnetdirect,collnetchain", nullptr);
-  EXPECT_EQ(f.algos[kFuncAllReduce], kTree | kRing | bit(kAlgoPat));
+  EXPECT_EQ(f.algos[kFuncAllReduce], kTree | kRing | bit(kAlgoPat) | bit(kAlgoOneShot));
   // "^" alone (and "^" + only separators) means everything.
   EXPECT_EQ(parseOk("^", nullptr).algos[kFuncReduce], kAllAlgosMask);
   EXPECT_EQ(parseOk("^ , ,", nullptr).algos[kFuncReduce], kAllAlgosMask);
   // Negating every name is syntactically fine; the tuner later reports that nothing is selectable.
-  EXPECT_EQ(parseOk("^Tree,Ring,CollNetDirect,CollNetChain,NVLS,NVLSTree,PAT", nullptr).algos[kFuncAllReduce], 0u);
+  EXPECT_EQ(parseOk("^Tree,Ring,CollNetDirect,CollNetChain,NVLS,NVLSTree,PAT,OneShot", nullptr).algos[kFuncAllReduce],
+            0u);
+  // Naming only NCCL's algorithms rules accl's OneShot out, as NCCL_ALGO=ring should.
+  EXPECT_EQ(parseOk("ring", nullptr).algos[kFuncAllReduce], kRing);
   // "^LL" forces LL128 on (NCCL's semantics: the negated list assigns it explicitly).
   f = parseOk(nullptr, "^LL");
   EXPECT_EQ(f.protos[kFuncAllGather], kLL128 | kSimple);

@@ -15,6 +15,10 @@ enum AlgoId : int {
   kAlgoPat = 6,
   kNumAlgos = 7,
 };
+// accl's host-only one-round all-reduce (every rank sends its vector to every peer and reduces
+// locally), ranked by the tuner after NCCL's seven; NCCL_ALGO calls it "OneShot".
+inline constexpr int kAlgoOneShot = kNumAlgos;
+inline constexpr int kNumTunerAlgos = kNumAlgos + 1;
 
 // NCCL's protocol indices (NCCL_PROTO_*).
 enum ProtoId : int {
