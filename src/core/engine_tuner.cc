@@ -32,17 +32,15 @@ int largestNode(const NodeLayout& l) {
 
 ncclResult_t createEngineTuner(ncclComm* comm, CommEngine* e) {
   std::unique_ptr<TopoSystem> system;
-  // The topology matters to the CUDA backend's model; on the host it is only probed when the
-  // user asks for a dump (probing costs milliseconds per communicator).
+  // Discovery (and NCCL_TOPO_FILE's validation, NCCL_TOPO_DUMP_FILE) runs for the CUDA backend,
+  // and on the host only when the user asks for a dump (probing costs milliseconds per
+  // communicator). Until the CUDA kernels land collectives run on the host executor, so the host
+  // model decides for both backends; the GPU model (tunerTopoFromSystem + GpuCostModel) is wired
+  // in with those kernels.
   if (comm->backend == Backend::Cuda || !paramStr("NCCL_TOPO_DUMP_FILE").empty())
     ACCL_CHECK(topoGetSystem(comm->rank, &system));
   TunerTopo topo;
   std::unique_ptr<CostModel> model;
-  if (comm->backend == Backend::Cuda && system) {
-    ACCL_CHECK(tunerTopoFromSystem(*system, comm->nranks, comm->layout.nNodes, false, &topo));
-    // The CUDA model lives with the CUDA backend; until its kernels land, collectives run on
-    // the host backend, so the host model decides.
-  }
   topo.nRanks = comm->nranks;
   topo.nNodes = comm->layout.nNodes;
   topo.ppn = largestNode(comm->layout);

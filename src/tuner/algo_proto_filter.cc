@@ -130,6 +130,18 @@ ncclResult_t applyList(const char* varName, std::string_view value, const ListKi
 
 }  // namespace
 
+namespace {
+int indexOf(std::string_view name, const char* const* names, int count) {
+  for (int i = 0; i < count; ++i)
+    if (equalsNoCase(name, names[i])) return i;
+  return -1;
+}
+}  // namespace
+
+int algoIndex(std::string_view name) { return indexOf(name, kAlgoNames, kNumTunerAlgos); }
+int protoIndex(std::string_view name) { return indexOf(name, kProtoNames, kNumProtos); }
+int collFuncIndex(std::string_view name) { return indexOf(name, kFuncNames, kNumCollFuncs); }
+
 const char* algoName(int algo) { return algo >= 0 && algo < kNumTunerAlgos ? kAlgoNames[algo] : "Unknown"; }
 const char* protoName(int proto) { return proto >= 0 && proto < kNumProtos ? kProtoNames[proto] : "Unknown"; }
 const char* funcName(int func) { return func >= 0 && func < kNumFilterFuncs ? kFuncNames[func] : "Unknown"; }

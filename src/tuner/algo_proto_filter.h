@@ -44,6 +44,11 @@ inline constexpr uint32_t kAllProtosMask = (1u << kNumProtos) - 1;
 const char* algoName(int algo);
 const char* protoName(int proto);
 const char* funcName(int func);
+// The reverse, case-insensitive: the index of an algorithm (OneShot included), protocol or
+// collective function (the five NCCL_ALGO prefixes) named `name`, or -1.
+int algoIndex(std::string_view name);
+int protoIndex(std::string_view name);
+int collFuncIndex(std::string_view name);
 
 struct AlgoProtoFilter {
   // Bit a of algos[f]: algorithm a may be used for function f.

@@ -1,8 +1,6 @@
 // Calibration file reading, writing, fitting and prediction (format in calibration.h).
 #include "tuner/calibration.h"
 
-#include <strings.h>
-
 #include <cerrno>
 #include <cmath>
 #include <cstdio>
@@ -17,12 +15,6 @@
 
 namespace accl {
 namespace {
-
-int lookup(const std::string& name, int count, const char* (*nameOf)(int)) {
-  for (int i = 0; i < count; ++i)
-    if (strcasecmp(name.c_str(), nameOf(i)) == 0) return i;
-  return -1;
-}
 
 // "key=value" -> value, or false when the token has another key.
 bool keyValue(const std::string& token, const char* key, std::string* value) {
@@ -171,9 +163,9 @@ ncclResult_t Calibration::parse(const std::string& text, const char* source, Cal
       std::string f, a, p;
       if (!(words >> f >> a >> p)) return bad("curve needs <Function> <Algo> <Proto>", line);
       CalibrationCurve c;
-      c.func = lookup(f, kNumCollFuncs, funcName);
-      c.algo = lookup(a, kNumTunerAlgos, algoName);
-      c.proto = lookup(p, kNumProtos, protoName);
+      c.func = collFuncIndex(f);
+      c.algo = algoIndex(a);
+      c.proto = protoIndex(p);
       if (c.func < 0) return bad("unknown function", f);
       if (c.algo < 0) return bad("unknown algorithm", a);
       if (c.proto < 0) return bad("unknown protocol", p);

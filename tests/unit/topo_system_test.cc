@@ -18,8 +18,7 @@ using topotest::load;
 using topotest::loadXml;
 using topotest::nicByBus;
 
-const char* const kFixtures[] = {"dgx_h100.xml", "pcie_8gpu_2socket.xml", "a100_4gpu_nvlink.xml", "gh200.xml",
-                                 "cpu_only.xml"};
+using topotest::kFixtures;
 
 double linkBw(const TopoSystem& s, int from, int to, TopoLinkType type) {
   for (const TopoLink& l : s.nodes[from].links) {
@@ -142,13 +141,13 @@ TEST(TopoSystem, OtherFixtureBandwidths) {
 }
 
 TEST(TopoSystem, XmlRoundTripGivesTheSameGraph) {
-  for (const char* f : kFixtures) {
+  for (const std::string& f : kFixtures) {
     auto s = load(f);
     ASSERT_TRUE(s) << f;
     ASSERT_TRUE(s->xml) << f;
     std::string text = xmlToString(*s->xml);
     std::unique_ptr<XmlNode> again;
-    ASSERT_EQ(xmlParse(text, f, &again), ncclSuccess) << f;
+    ASSERT_EQ(xmlParse(text, f.c_str(), &again), ncclSuccess) << f;
     auto s2 = build(*again);
     ASSERT_TRUE(s2) << f;
     EXPECT_EQ(TopoSystem::firstDifference(*s, *s2), "") << f;

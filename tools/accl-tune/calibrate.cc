@@ -6,7 +6,6 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include <algorithm>
 #include <cerrno>
 #include <cstdio>
 #include <cstdlib>
@@ -80,24 +79,12 @@ MeasureResult combineLaunches(const std::vector<MeasureResult>& runs) {
       std::vector<double> v;
       for (const MeasureResult& r : runs)
         if (r.us[s][c] > 0) v.push_back(r.us[s][c]);
-      if (v.empty()) continue;
-      std::sort(v.begin(), v.end());
-      out.us[s][c] = v.size() % 2 ? v[v.size() / 2] : 0.5 * (v[v.size() / 2 - 1] + v[v.size() / 2]);
+      if (!v.empty()) out.us[s][c] = median(v);
     }
   }
   return out;
 }
 
-int algoByName(const std::string& s) {
-  for (int a = 0; a < kNumTunerAlgos; ++a)
-    if (s == algoName(a)) return a;
-  return -1;
-}
-int protoByName(const std::string& s) {
-  for (int p = 0; p < kNumProtos; ++p)
-    if (s == protoName(p)) return p;
-  return -1;
-}
 
 }  // namespace
 
@@ -138,8 +125,8 @@ int runCalibrate(int argc, char** argv) {
       for (size_t c = 0; c < spec.candidates.size(); ++c) {
         CalibrationCurve curve;
         curve.func = func;
-        curve.algo = algoByName(spec.candidates[c].algo);
-        curve.proto = protoByName(spec.candidates[c].proto);
+        curve.algo = algoIndex(spec.candidates[c].algo);
+        curve.proto = protoIndex(spec.candidates[c].proto);
         curve.nRanks = n;
         curve.nNodes = 1;
         for (size_t s = 0; s < spec.sizes.size(); ++s)

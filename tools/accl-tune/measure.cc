@@ -4,7 +4,6 @@
 #include <poll.h>
 #include <sched.h>
 #include <signal.h>
-#include <strings.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -153,9 +152,7 @@ int rankMain(const MeasureSpec& spec, const std::vector<ncclUniqueId>& ids, int 
     double best = -1;
     for (int c = 0; c < k; ++c) {
       if (!ok[c] || samples[c].empty()) continue;
-      std::sort(samples[c].begin(), samples[c].end());
-      size_t m = samples[c].size();
-      med[c] = m % 2 ? samples[c][m / 2] : 0.5 * (samples[c][m / 2 - 1] + samples[c][m / 2]);
+      med[c] = median(samples[c]);
       if (best < 0 || med[c] < best) best = med[c];
     }
     for (int c = 0; c < k; ++c) {
@@ -302,13 +299,16 @@ bool parseFunc(const std::string& text, FuncId* out) {
   std::string t;
   for (char ch : text)
     if (ch != '_') t += ch;
-  for (int f = 0; f < kNumCollFuncs; ++f) {
-    if (strcasecmp(t.c_str(), funcName(f)) == 0) {
-      *out = static_cast<FuncId>(f);
-      return true;
-    }
-  }
-  return false;
+  int f = collFuncIndex(t);
+  if (f < 0) return false;
+  *out = static_cast<FuncId>(f);
+  return true;
+}
+
+double median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  size_t m = v.size();
+  return m % 2 ? v[m / 2] : 0.5 * (v[m / 2 - 1] + v[m / 2]);
 }
 
 std::vector<Candidate> hostCandidates(FuncId func) {

@@ -50,6 +50,8 @@ bool measure(const MeasureSpec& spec, MeasureResult* out, std::string* error);
 bool parseSize(const std::string& text, size_t* out);
 // The sizes min, min*factor, ... up to max.
 std::vector<size_t> sizeRange(size_t minBytes, size_t maxBytes, double factor);
+// The median of a non-empty list (the mean of the middle two for an even count).
+double median(std::vector<double> v);
 // "all_reduce" / "allreduce" / "AllReduce" -> FuncId; false when unknown.
 bool parseFunc(const std::string& text, FuncId* out);
 // The host backend's candidates for `func`: Ring x {LL, Simple}, plus Tree x {LL, Simple} and
