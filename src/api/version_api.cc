@@ -23,6 +23,7 @@ ACCL_API(const char*, ncclGetErrorString, ncclResult_t result) {
     case ncclInvalidUsage: return "invalid usage (run with NCCL_DEBUG=WARN for details)";
     case ncclRemoteError: return "remote process exited or there was a network error";
     case ncclInProgress: return "NCCL operation in progress";
+    case ncclTimeout: return "timeout";
     default: return "unknown result code";
   }
 }

@@ -3,6 +3,7 @@
 // inherited (split/shrink), overridden from the environment, or defaulted.
 #include "core/config.h"
 
+#include <climits>
 #include <cstring>
 
 #include "util/check.h"
@@ -27,6 +28,11 @@ void forgetNewerFields(ncclConfig_t* c, unsigned version) {
     c->collnetEnable = c->CTAPolicy = c->shrinkShare = c->nvlsCTAs = NCCL_CONFIG_UNDEF_INT;
   }
   if (version < NCCL_VERSION(2, 28, 0)) c->nChannelsPerNetPeer = c->nvlinkCentricSched = NCCL_CONFIG_UNDEF_INT;
+  if (version < NCCL_VERSION(2, 31, 0)) {
+    c->graphUsageMode = c->numRmaCtx = c->maxP2pPeers = c->graphStreamOrdering = NCCL_CONFIG_UNDEF_INT;
+    c->launchOrderImplicit = c->numRmaSig = c->rmaEagerInit = c->hostCftMode = NCCL_CONFIG_UNDEF_INT;
+    c->nvlsHostMode = NCCL_CONFIG_UNDEF_INT;
+  }
 }
 
 void takeIfUndef(int* field, int value) {
@@ -79,6 +85,15 @@ ncclResult_t resolveConfig(const char* call, const ncclConfig_t* user, const Com
     takeIfUndef(&c.nvlsCTAs, p.nvlsCTAs);
     takeIfUndef(&c.nChannelsPerNetPeer, p.nChannelsPerNetPeer);
     takeIfUndef(&c.nvlinkCentricSched, p.nvlinkCentricSched);
+    takeIfUndef(&c.graphUsageMode, p.graphUsageMode);
+    takeIfUndef(&c.numRmaCtx, p.numRmaCtx);
+    takeIfUndef(&c.maxP2pPeers, p.maxP2pPeers);
+    takeIfUndef(&c.graphStreamOrdering, p.graphStreamOrdering);
+    takeIfUndef(&c.launchOrderImplicit, p.launchOrderImplicit);
+    takeIfUndef(&c.numRmaSig, p.numRmaSig);
+    takeIfUndef(&c.rmaEagerInit, p.rmaEagerInit);
+    takeIfUndef(&c.hostCftMode, p.hostCftMode);
+    takeIfUndef(&c.nvlsHostMode, p.nvlsHostMode);
     if (netName.empty()) netName = inherit->netName;
   }
 
@@ -93,6 +108,11 @@ ncclResult_t resolveConfig(const char* call, const ncclConfig_t* user, const Com
   overrideFromEnv(&c.nvlsCTAs, "NCCL_NVLS_NCHANNELS");
   overrideFromEnv(&c.nChannelsPerNetPeer, "NCCL_NCHANNELS_PER_NET_PEER");
   overrideFromEnv(&c.nvlinkCentricSched, "NCCL_NVLINK_UTIL_CENTRIC_SCHED_ENABLE");
+  overrideFromEnv(&c.maxP2pPeers, "NCCL_P2P_MAX_PEERS");
+  overrideFromEnv(&c.graphStreamOrdering, "NCCL_GRAPH_STREAM_ORDERING");
+  overrideFromEnv(&c.launchOrderImplicit, "NCCL_LAUNCH_ORDER_IMPLICIT");
+  overrideFromEnv(&c.numRmaCtx, "NCCL_NUM_RMA_CTX");
+  overrideFromEnv(&c.rmaEagerInit, "NCCL_RMA_EAGER_INIT");
   std::string envNet = paramStr("NCCL_NET");
   if (!envNet.empty()) netName = envNet;
   if (c.cgaClusterSize != NCCL_CONFIG_UNDEF_INT && c.cgaClusterSize > 8) c.cgaClusterSize = 8;
@@ -109,6 +129,18 @@ ncclResult_t resolveConfig(const char* call, const ncclConfig_t* user, const Com
   takeIfUndef(&c.nvlsCTAs, 16);
   takeIfUndef(&c.nChannelsPerNetPeer, 1);
   takeIfUndef(&c.nvlinkCentricSched, 0);
+  // 2.31 fields. None changes what the host backend does (no CUDA graphs, no one-sided RMA, no
+  // CFT or NVLS hardware); they are resolved and validated so that a config NCCL accepts is
+  // accepted here, inherited by split/shrink/grow, and visible in the communicator's config.
+  takeIfUndef(&c.graphUsageMode, 2);  // graphs and eager launches may mix
+  takeIfUndef(&c.numRmaCtx, 1);
+  takeIfUndef(&c.maxP2pPeers, INT_MAX);  // no limit
+  takeIfUndef(&c.graphStreamOrdering, 0);
+  takeIfUndef(&c.launchOrderImplicit, 0);
+  takeIfUndef(&c.numRmaSig, 1);
+  takeIfUndef(&c.rmaEagerInit, 0);
+  takeIfUndef(&c.hostCftMode, ncclHostCftDisable);
+  takeIfUndef(&c.nvlsHostMode, ncclNvlsHostModeDisable);
 
   ACCL_CHECK(checkRange(call, "blocking", c.blocking, 0, 1));
   ACCL_CHECK(checkRange(call, "cgaClusterSize", c.cgaClusterSize, 0, 8));
@@ -125,6 +157,18 @@ ncclResult_t resolveConfig(const char* call, const ncclConfig_t* user, const Com
   ACCL_CHECK(checkRange(call, "nvlsCTAs", c.nvlsCTAs, 1, 64));
   ACCL_CHECK(checkRange(call, "nChannelsPerNetPeer", c.nChannelsPerNetPeer, 1, 64));
   ACCL_CHECK(checkRange(call, "nvlinkCentricSched", c.nvlinkCentricSched, 0, 1));
+  ACCL_CHECK(checkRange(call, "graphUsageMode", c.graphUsageMode, 0, 2));
+  ACCL_CHECK(checkRange(call, "numRmaCtx", c.numRmaCtx, 0, 64));
+  ACCL_CHECK(checkRange(call, "maxP2pPeers", c.maxP2pPeers, 1, INT_MAX));
+  ACCL_CHECK(checkRange(call, "graphStreamOrdering", c.graphStreamOrdering, 0, 1));
+  ACCL_CHECK(checkRange(call, "launchOrderImplicit", c.launchOrderImplicit, 0, 1));
+  ACCL_CHECK(checkRange(call, "numRmaSig", c.numRmaSig, 0, 1 << 20));
+  ACCL_CHECK(checkRange(call, "rmaEagerInit", c.rmaEagerInit, 0, 1));
+  ACCL_CHECK(checkRange(call, "hostCftMode", c.hostCftMode, ncclHostCftEnable, ncclHostCftFallback));
+  // nvlsHostMode is a set of flags, or "everything off".
+  if (c.nvlsHostMode != ncclNvlsHostModeDisable)
+    ACCL_CHECK(checkRange(call, "nvlsHostMode", c.nvlsHostMode, 0,
+                          ncclNvlsHostModeDisableTransport | ncclNvlsHostModeDisableSymmetricMultimem));
 
   out->base = c;
   out->netName = netName;

@@ -48,7 +48,7 @@ LogLevel logLevel();
 // Forget the parsed settings so the next message re-reads the environment (ncclResetDebugInit).
 void resetLogSettings();
 
-// Prints the version banner once per process ("NCCL version 2.28.9+accl").
+// Prints the version banner once per process ("NCCL version 2.32.3+accl").
 void logVersionBannerOnce();
 
 }  // namespace accl

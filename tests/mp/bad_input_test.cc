@@ -132,6 +132,24 @@ std::vector<BadInitCase> badInitCases() {
        },
        ncclInvalidArgument,
        {"ncclCommInitRankConfig", "NCCL_CONFIG_INITIALIZER"}},
+      {"Config232BadHostCftMode",
+       IdKind::kReal,
+       [](const ncclUniqueId& id, ncclComm_t* comm) {
+         ncclConfig_t config = NCCL_CONFIG_INITIALIZER;
+         config.hostCftMode = 7;
+         return ncclCommInitRankConfig(comm, 1, id, 0, &config);
+       },
+       ncclInvalidArgument,
+       {"ncclCommInitRankConfig", "hostCftMode = 7"}},
+      {"Config232BadGraphUsageMode",
+       IdKind::kReal,
+       [](const ncclUniqueId& id, ncclComm_t* comm) {
+         ncclConfig_t config = NCCL_CONFIG_INITIALIZER;
+         config.graphUsageMode = -3;
+         return ncclCommInitRankConfig(comm, 1, id, 0, &config);
+       },
+       ncclInvalidArgument,
+       {"ncclCommInitRankConfig", "graphUsageMode = -3"}},
       {"ScalableZeroIds",
        IdKind::kReal,
        [](const ncclUniqueId& id, ncclComm_t* comm) {

@@ -43,6 +43,37 @@ TEST_P(CommInitTest, InitRankConfigWithDefaultNamedAndNullConfig) {
   EXPECT_RANKS_OK(res);
 }
 
+// A program built against NCCL 2.28's header passes a shorter ncclConfig_t (size and version say
+// so): whatever lies in memory after it must be ignored. A 2.32 config with its new fields set to
+// valid, non-default values must be accepted too.
+TEST_P(CommInitTest, InitRankConfigFromThe228AndThe232Header) {
+  LaunchResult res = launchRanks(options(2), [](RankContext& ctx) {
+    ncclConfig_t old = NCCL_CONFIG_INITIALIZER;
+    old.size = offsetof(ncclConfig_t, graphUsageMode);
+    old.version = NCCL_VERSION(2, 28, 9);
+    old.graphUsageMode = 12345;  // out of range, but beyond the struct the caller declared
+    old.hostCftMode = -7;
+    old.nvlsHostMode = 99;
+    ncclConfig_t current = NCCL_CONFIG_INITIALIZER;
+    current.graphUsageMode = 0;
+    current.maxP2pPeers = 4;
+    current.numRmaCtx = 2;
+    current.hostCftMode = ncclHostCftFallback;
+    current.nvlsHostMode = ncclNvlsHostModeDisableTransport;
+    ncclConfig_t* variants[] = {&old, &current};
+    const char* names[] = {"comm(2.28 config)", "comm(2.32 config)"};
+    for (int v = 0; v < 2; ++v) {
+      ncclComm_t comm = nullptr;
+      if (!RANK_NCCL_OK(ctx, ncclCommInitRankConfig(&comm, ctx.nranks, ctx.ids()[v], ctx.rank, variants[v])))
+        return;
+      ctx.registerComm(comm);
+      checkCommIdentity(ctx, comm, ctx.nranks, ctx.rank, names[v]);
+      RANK_NCCL_OK(ctx, ctx.destroyComm(comm));
+    }
+  });
+  EXPECT_RANKS_OK(res);
+}
+
 TEST_P(CommInitTest, NonblockingInitCompletesThroughGetAsyncError) {
   LaunchResult res = launchRanks(options(), [](RankContext& ctx) {
     ncclConfig_t config = NCCL_CONFIG_INITIALIZER;
