@@ -12,6 +12,12 @@ ACCL_PARAM(NCCL_DEBUG_SUBSYS, Str, "INIT,BOOTSTRAP,ENV",
 ACCL_PARAM(NCCL_DEBUG_FILE, Str, "", "Write logs to this file instead of stdout; %h = hostname, %p = pid.")
 ACCL_PARAM(NCCL_CONF_FILE, Str, "",
            "File of KEY=VALUE defaults (else ~/.nccl.conf, then /etc/nccl.conf); the environment wins.")
+ACCL_PARAM(NCCL_ENV_PLUGIN, Str, "",
+           "Env plugin that supplies setting values instead of the environment and config files: a name "
+           "(libnccl-env-<name>.so), a path, or \"none\" (unset: libnccl-env.so when it can be loaded).")
+ACCL_PARAM(NCCL_PARAM_DUMP_ALL, Str, "",
+           "Accepted for NCCL compatibility: NCCL lists only documented settings in ncclParamDumpAll / "
+           "ncclParamGetAllParameterKeys unless this is true; accl always lists every setting.")
 
 // --- Backend and communicators ---
 ACCL_PARAM(ACCL_BACKEND, Str, "", "Execution backend: 'cuda' or 'host' (default: cuda when built with CUDA "
@@ -30,6 +36,16 @@ ACCL_PARAM(NCCL_NVLS_NCHANNELS, Int, "-2147483648", "Overrides ncclConfig_t.nvls
 ACCL_PARAM(NCCL_NCHANNELS_PER_NET_PEER, Int, "-2147483648", "Overrides ncclConfig_t.nChannelsPerNetPeer.")
 ACCL_PARAM(NCCL_NVLINK_UTIL_CENTRIC_SCHED_ENABLE, Int, "-2147483648",
            "Overrides ncclConfig_t.nvlinkCentricSched.")
+ACCL_PARAM(NCCL_P2P_MAX_PEERS, Int, "-2147483648",
+           "Overrides ncclConfig_t.maxP2pPeers (accepted; the host backend connects peers on first use).")
+ACCL_PARAM(NCCL_GRAPH_STREAM_ORDERING, Int, "-2147483648",
+           "Overrides ncclConfig_t.graphStreamOrdering (accepted; no CUDA graphs on the host backend).")
+ACCL_PARAM(NCCL_LAUNCH_ORDER_IMPLICIT, Int, "-2147483648",
+           "Overrides ncclConfig_t.launchOrderImplicit (accepted; host calls run in call order).")
+ACCL_PARAM(NCCL_NUM_RMA_CTX, Int, "-2147483648",
+           "Overrides ncclConfig_t.numRmaCtx (accepted; one-sided RMA needs the CUDA backend).")
+ACCL_PARAM(NCCL_RMA_EAGER_INIT, Int, "-2147483648",
+           "Overrides ncclConfig_t.rmaEagerInit (accepted; one-sided RMA needs the CUDA backend).")
 ACCL_PARAM(NCCL_HOSTID, Str, "", "Overrides the host identity string: ranks with different ids are treated as "
                                  "different nodes (used by tests to build virtual nodes).")
 

@@ -1,5 +1,5 @@
 // The settings registry: built from util/param_list.h, resolved against the environment and the
-// NCCL config files.
+// NCCL config files (or an env plugin, util/env_plugin.h, when one is loaded).
 #include "util/params.h"
 
 #include <cerrno>
@@ -7,20 +7,24 @@
 #include <cstdlib>
 #include <cstring>
 #include <map>
+#include <memory>
 #include <mutex>
+
+#include "util/env_plugin.h"
 
 namespace accl {
 namespace {
 
+using ConfMap = std::map<std::string, std::string>;
+
 const ParamInfo* findParam(const char* name) {
-  for (const ParamInfo& p : allParams())
-    if (std::strcmp(p.name, name) == 0) return &p;
+  if (const ParamInfo* p = findParamInfo(name)) return p;
   // Not through the logger: the logger itself reads parameters.
   std::fprintf(stderr, "accl: internal error: environment variable %s is not declared in param_list.h\n", name);
   return nullptr;
 }
 
-void readConfFile(const char* path, std::map<std::string, std::string>* out) {
+void readConfFile(const char* path, ConfMap* out) {
   FILE* f = path ? std::fopen(path, "r") : nullptr;
   if (!f) return;
   char line[1024];
@@ -43,35 +47,26 @@ void readConfFile(const char* path, std::map<std::string, std::string>* out) {
 }
 
 // Values from the config files; the user's file is read before /etc so it takes precedence.
-const std::map<std::string, std::string>& confValues() {
-  static std::map<std::string, std::string> values;
-  static std::once_flag once;
-  std::call_once(once, [] {
-    const char* conf = std::getenv("NCCL_CONF_FILE");
-    if (conf && *conf) {
-      readConfFile(conf, &values);
-    } else if (const char* home = std::getenv("HOME")) {
-      readConfFile((std::string(home) + "/.nccl.conf").c_str(), &values);
-    }
-    readConfFile("/etc/nccl.conf", &values);
-  });
+// Read again only when NCCL_CONF_FILE or HOME changes (tests point NCCL_CONF_FILE elsewhere).
+std::shared_ptr<const ConfMap> confValues() {
+  static std::mutex mutex;
+  static std::string loadedFor;
+  static std::shared_ptr<const ConfMap> values;
+  const char* conf = std::getenv("NCCL_CONF_FILE");
+  const char* home = std::getenv("HOME");
+  std::string key = std::string(conf ? conf : "") + '\n' + (home ? home : "");
+  std::lock_guard<std::mutex> lock(mutex);
+  if (values && key == loadedFor) return values;
+  auto fresh = std::make_shared<ConfMap>();
+  if (conf && *conf) {
+    readConfFile(conf, fresh.get());
+  } else if (home) {
+    readConfFile((std::string(home) + "/.nccl.conf").c_str(), fresh.get());
+  }
+  readConfFile("/etc/nccl.conf", fresh.get());
+  values = std::move(fresh);
+  loadedFor = key;
   return values;
-}
-
-// The raw string and where it came from.
-const char* rawValue(const ParamInfo& p, const char** source) {
-  if (const char* env = std::getenv(p.name)) {
-    *source = "env";
-    return env;
-  }
-  const auto& conf = confValues();
-  auto it = conf.find(p.name);
-  if (it != conf.end()) {
-    *source = "conf";
-    return it->second.c_str();
-  }
-  *source = "default";
-  return p.defaultValue;
 }
 
 }  // namespace
@@ -85,18 +80,46 @@ const std::vector<ParamInfo>& allParams() {
   return params;
 }
 
+const ParamInfo* findParamInfo(const char* name) {
+  if (name == nullptr) return nullptr;
+  for (const ParamInfo& p : allParams())
+    if (std::strcmp(p.name, name) == 0) return &p;
+  return nullptr;
+}
+
+ParamValue paramValue(const ParamInfo& p) {
+  std::string fromPlugin;
+  bool found = false;
+  if (envPluginLookup(p.name, &found, &fromPlugin)) {
+    if (found) return {std::move(fromPlugin), "plugin"};
+    return {p.defaultValue, "default"};
+  }
+  if (const char* env = std::getenv(p.name)) return {env, "env"};
+  std::shared_ptr<const ConfMap> conf = confValues();
+  auto it = conf->find(p.name);
+  if (it != conf->end()) return {it->second, "conf"};
+  return {p.defaultValue, "default"};
+}
+
+bool parseParamInt(const char* text, int64_t* out) {
+  char* end = nullptr;
+  errno = 0;
+  long long v = std::strtoll(text, &end, 0);
+  if (end == text || *end != '\0' || errno != 0) return false;
+  *out = v;
+  return true;
+}
+
 int64_t paramInt(const char* name) {
   const ParamInfo* p = findParam(name);
   if (!p) return 0;
-  const char* source;
-  const char* raw = rawValue(*p, &source);
-  char* end = nullptr;
-  errno = 0;
-  long long v = std::strtoll(raw, &end, 0);
-  if (end == raw || *end != '\0' || errno != 0) {
+  ParamValue value = paramValue(*p);
+  int64_t v = 0;
+  if (!parseParamInt(value.text.c_str(), &v)) {
     static std::once_flag warned;  // one complaint per process is enough to notice
     std::call_once(warned, [&] {
-      std::fprintf(stderr, "accl: invalid value '%s' for %s, using default %s\n", raw, name, p->defaultValue);
+      std::fprintf(stderr, "accl: invalid value '%s' for %s, using default %s\n", value.text.c_str(), name,
+                   p->defaultValue);
     });
     return std::strtoll(p->defaultValue, nullptr, 0);
   }
@@ -106,16 +129,13 @@ int64_t paramInt(const char* name) {
 std::string paramStr(const char* name) {
   const ParamInfo* p = findParam(name);
   if (!p) return std::string();
-  const char* source;
-  return rawValue(*p, &source);
+  return paramValue(*p).text;
 }
 
 const char* paramSource(const char* name) {
   const ParamInfo* p = findParam(name);
   if (!p) return "undeclared";
-  const char* source;
-  rawValue(*p, &source);
-  return source;
+  return paramValue(*p).source;
 }
 
 }  // namespace accl
