@@ -1,6 +1,7 @@
-// ncclMemAlloc / ncclMemFree and buffer registration (ncclCommRegister, windows).
-// On the host backend memory is page-aligned host memory and registration only records the
-// range; with a CUDA device, ncclMemAlloc returns device memory.
+// ncclMemAlloc / ncclMemFree and buffer registration (ncclCommRegister, windows and
+// ncclWinGetUserPtr). On the host backend memory is page-aligned host memory and registration
+// only records the range (windows in core/window_registry.h); with a CUDA device, ncclMemAlloc
+// returns device memory.
 #include <cstdlib>
 #include <mutex>
 #include <unordered_set>
@@ -8,21 +9,12 @@
 #include "api/api_export.h"
 #include "api/api_guard.h"
 #include "core/comm.h"
+#include "core/window_registry.h"
 #include "device/device_probe.h"
 
 #ifdef ACCL_HAVE_CUDA
 #include <cuda_runtime.h>
 #endif
-
-// A registered window (the public ncclWindow_t points to this).
-struct ncclWindow_vidmem {
-  static constexpr uint64_t kMagic = 0x6163636c77696e64ull;  // "acclwind"
-  uint64_t magic = kMagic;
-  ncclComm* comm;
-  void* buff;
-  size_t size;
-  int flags;
-};
 
 namespace accl {
 namespace {
@@ -126,7 +118,7 @@ ACCL_API(ncclResult_t, ncclCommWindowRegister, ncclComm_t comm, void* buff, size
     if (win == nullptr) return fail(ncclInvalidArgument, "ncclCommWindowRegister: win is NULL");
     if (winFlags != NCCL_WIN_DEFAULT && winFlags != NCCL_WIN_COLL_SYMMETRIC)
       return fail(ncclInvalidArgument, "ncclCommWindowRegister: winFlags 0x%x is unknown", winFlags);
-    *win = new ncclWindow_vidmem{ncclWindow_vidmem::kMagic, comm, buff, size, winFlags};
+    *win = registerWindow(comm, buff, size, winFlags);
     return ncclSuccess;
   });
 }
@@ -134,11 +126,19 @@ ACCL_API(ncclResult_t, ncclCommWindowRegister, ncclComm_t comm, void* buff, size
 ACCL_API(ncclResult_t, ncclCommWindowDeregister, ncclComm_t comm, ncclWindow_t win) {
   return apiGuard("ncclCommWindowDeregister", [&]() -> ncclResult_t {
     ACCL_CHECK(checkCommHandle("ncclCommWindowDeregister", comm));
-    if (win == nullptr || win->magic != ncclWindow_vidmem::kMagic || win->comm != comm)
-      return fail(ncclInvalidArgument, "ncclCommWindowDeregister: window %p does not belong to comm %p", (void*)win,
-                  (void*)comm);
-    win->magic = 0;
-    delete win;
+    return deregisterWindow("ncclCommWindowDeregister", comm, win);
+  });
+}
+
+// The buffer a window was registered with (NCCL 2.32). A window of another comm, a
+// deregistered one or a forged handle is an error naming the handle.
+ACCL_API(ncclResult_t, ncclWinGetUserPtr, ncclComm_t comm, ncclWindow_t win, void** outUserPtr) {
+  return apiGuard("ncclWinGetUserPtr", [&]() -> ncclResult_t {
+    ACCL_CHECK(checkCommHandle("ncclWinGetUserPtr", comm));
+    if (outUserPtr == nullptr) return fail(ncclInvalidArgument, "ncclWinGetUserPtr: outUserPtr is NULL");
+    WindowInfo info;
+    ACCL_CHECK(lookupWindow("ncclWinGetUserPtr", comm, win, &info));
+    *outUserPtr = info.buff;
     return ncclSuccess;
   });
 }

@@ -4,6 +4,7 @@
 #include <unordered_set>
 
 #include "core/engine.h"
+#include "core/window_registry.h"
 #include "util/check.h"
 
 namespace accl {
@@ -79,6 +80,7 @@ void freeComm(ncclComm* comm) {
   joinCommJob(comm);
   comm->engine.reset();  // stops channel workers, unmaps connections
   comm->bootstrap.reset();
+  releaseWindowsOf(comm);  // windows the user never deregistered die with their communicator
   comm->startMagic = comm->endMagic = 0;
   delete comm;
 }

@@ -1,0 +1,69 @@
+// The table of live memory windows (see window_registry.h).
+#include "core/window_registry.h"
+
+#include <memory>
+#include <mutex>
+#include <unordered_map>
+
+#include "util/check.h"
+
+namespace accl {
+namespace {
+
+std::mutex gMutex;
+// Key: the handle given to the user; the value owns the registration it points to.
+std::unordered_map<ncclWindow_t, std::unique_ptr<ncclWindow_vidmem>> gWindows;
+
+// Finds win for comm with gMutex held; an error names why not.
+ncclResult_t findLocked(const char* call, ncclComm* comm, ncclWindow_t win, ncclWindow_vidmem** out) {
+  if (win == nullptr) return fail(ncclInvalidArgument, "%s: window is NULL", call);
+  auto it = gWindows.find(win);
+  if (it == gWindows.end())
+    return fail(ncclInvalidArgument, "%s: window %p is not registered (never, or already deregistered)", call,
+                (void*)win);
+  if (it->second->comm != comm)
+    return fail(ncclInvalidArgument, "%s: window %p belongs to comm %p, not comm %p", call, (void*)win,
+                (void*)it->second->comm, (void*)comm);
+  *out = it->second.get();
+  return ncclSuccess;
+}
+
+}  // namespace
+
+ncclWindow_t registerWindow(ncclComm* comm, void* buff, size_t size, int flags) {
+  auto w = std::make_unique<ncclWindow_vidmem>(ncclWindow_vidmem{comm, buff, size, flags});
+  ncclWindow_t handle = w.get();
+  std::lock_guard<std::mutex> lock(gMutex);
+  gWindows.emplace(handle, std::move(w));
+  return handle;
+}
+
+ncclResult_t deregisterWindow(const char* call, ncclComm* comm, ncclWindow_t win) {
+  std::lock_guard<std::mutex> lock(gMutex);
+  ncclWindow_vidmem* w = nullptr;
+  ACCL_CHECK(findLocked(call, comm, win, &w));
+  gWindows.erase(win);
+  return ncclSuccess;
+}
+
+ncclResult_t lookupWindow(const char* call, ncclComm* comm, ncclWindow_t win, WindowInfo* out) {
+  std::lock_guard<std::mutex> lock(gMutex);
+  ncclWindow_vidmem* w = nullptr;
+  ACCL_CHECK(findLocked(call, comm, win, &w));
+  *out = *w;
+  return ncclSuccess;
+}
+
+size_t liveWindowCount(ncclComm* comm) {
+  std::lock_guard<std::mutex> lock(gMutex);
+  size_t n = 0;
+  for (const auto& [handle, w] : gWindows) n += w->comm == comm;
+  return n;
+}
+
+size_t releaseWindowsOf(ncclComm* comm) {
+  std::lock_guard<std::mutex> lock(gMutex);
+  return std::erase_if(gWindows, [comm](const auto& entry) { return entry.second->comm == comm; });
+}
+
+}  // namespace accl
