@@ -78,9 +78,9 @@ void TunerPlugin::loadFrom(const std::string& spec, const TunerPluginArgs& args,
   std::unique_ptr<TunerPlugin> p(new TunerPlugin());
   p->handle_ = handle;
   p->path_ = file;
-  const char* symbols[] = {kTunerSymbolV5, kTunerSymbolV4, kTunerSymbolV3, kTunerSymbolV2};
-  const int versions[] = {5, 4, 3, 2};
-  for (int i = 0; i < 4 && !p->api_; ++i) {
+  const char* symbols[] = {kTunerSymbolV6, kTunerSymbolV5, kTunerSymbolV4, kTunerSymbolV3, kTunerSymbolV2};
+  const int versions[] = {6, 5, 4, 3, 2};
+  for (int i = 0; i < 5 && !p->api_; ++i) {
     if (void* sym = dlsym(handle, symbols[i])) {
       p->api_ = sym;
       p->version_ = versions[i];
@@ -88,7 +88,7 @@ void TunerPlugin::loadFrom(const std::string& spec, const TunerPluginArgs& args,
   }
   if (!p->api_) {
     if (explicitChoice)
-      ACCL_WARN("tuner plugin: %s exports none of ncclTunerPlugin_v5/_v4/_v3/_v2; using the built-in model",
+      ACCL_WARN("tuner plugin: %s exports none of ncclTunerPlugin_v6/_v5/_v4/_v3/_v2; using the built-in model",
                 file.c_str());
     else
       ACCL_INFO(ACCL_LOG_TUNING, "tuner plugin: %s has no tuner symbols", file.c_str());
@@ -102,6 +102,15 @@ void TunerPlugin::loadFrom(const std::string& spec, const TunerPluginArgs& args,
   bool complete = false;
   void* ctx = nullptr;
   switch (p->version_) {
+    case 6: {
+      auto* api = static_cast<const TunerPluginV6*>(p->api_);
+      name = api->name;
+      complete = api->init && api->getCollInfo;
+      NvlDomainInfoV5 nvl = args.nvlDomains;
+      if (complete)
+        res = api->init(&ctx, args.commId, args.nRanks, args.nNodes, pluginLogger, &nvl, args.constants);
+      break;
+    }
     case 5: {
       auto* api = static_cast<const TunerPluginV5*>(p->api_);
       name = api->name;
@@ -155,6 +164,7 @@ TunerPlugin::~TunerPlugin() {
   if (api_) {
     ncclResult_t (*finish)(void*) = nullptr;
     switch (version_) {
+      case 6: finish = static_cast<const TunerPluginV6*>(api_)->finalize; break;
       case 5: finish = static_cast<const TunerPluginV5*>(api_)->finalize; break;
       case 4: finish = static_cast<const TunerPluginV4*>(api_)->destroy; break;
       case 3: finish = static_cast<const TunerPluginV3*>(api_)->destroy; break;
@@ -175,6 +185,10 @@ void TunerPlugin::getCollInfo(FuncId func, size_t bytes, int numPipeOps, float (
   ncclResult_t res = ncclSuccess;
   float** asArg = reinterpret_cast<float**>(work);  // the ABI passes float[7][3] as float**
   switch (version_) {
+    case 6:
+      res = static_cast<const TunerPluginV6*>(api_)->getCollInfo(ctx_, func, bytes, numPipeOps, asArg, kPluginAlgos,
+                                                                 kPluginProtos, /*regBuff=*/0, &channels);
+      break;
     case 5:
       res = static_cast<const TunerPluginV5*>(api_)->getCollInfo(ctx_, func, bytes, numPipeOps, asArg, kPluginAlgos,
                                                                  kPluginProtos, /*regBuff=*/0, &channels);
@@ -208,6 +222,21 @@ void TunerPlugin::getCollInfo(FuncId func, size_t bytes, int numPipeOps, float (
   }
   std::memcpy(table, work, sizeof(work));
   *nChannels = channels > 0 ? channels : 0;
+}
+
+size_t TunerPlugin::chunkSize(FuncId func, size_t bytes, int algo, int proto, int nChannels, size_t computed) const {
+  if (version_ < 6 || !api_) return computed;
+  auto* api = static_cast<const TunerPluginV6*>(api_);
+  if (!api->getChunkSize) return computed;
+  size_t chunk = computed;
+  ncclResult_t res = api->getChunkSize(ctx_, func, bytes, algo, proto, nChannels, &chunk);
+  if (res != ncclSuccess) {
+    if (!chunkWarned_.exchange(true))
+      ACCL_WARN("tuner plugin %s: getChunkSize failed with error %d; the computed chunk size is used", name_.c_str(),
+                static_cast<int>(res));
+    return computed;
+  }
+  return chunk > 0 ? chunk : computed;
 }
 
 }  // namespace accl

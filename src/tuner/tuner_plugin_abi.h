@@ -1,6 +1,6 @@
 // The binary interface of NCCL tuner plugins (the structs a libnccl-tuner-*.so exports as
-// ncclTunerPlugin_v2 ... ncclTunerPlugin_v5), declared here in accl's own names. Only the layout
-// has to match NCCL 2.28: field order, types and sizes; the names are ours. A plugin built
+// ncclTunerPlugin_v2 ... ncclTunerPlugin_v6), declared here in accl's own names. Only the layout
+// has to match NCCL 2.32: field order, types and sizes; the names are ours. A plugin built
 // against NCCL's headers is loaded unchanged (tuner/tuner_plugin.cc).
 //
 // Versions (the first NCCL release that looks for the symbol in brackets):
@@ -10,6 +10,10 @@
 //   v5 [2.28]  init also gets the communicator id, NVLink-domain info and the tuning constants
 //              (in/out: the plugin may edit them before the model uses them); destroy is
 //              renamed finalize.
+//   v6 [2.30]  v5 plus a fifth member, getChunkSize (may be NULL): the plugin sees the chunk size
+//              the library computed for the chosen algorithm / protocol / channels and may
+//              change it (the library still clamps it to what its buffers allow). Constants and
+//              NVLink-domain info are v5's. NCCL 2.32's example tuner exports v6 and v5.
 #pragma once
 
 #include <cstddef>
@@ -66,6 +70,23 @@ struct TunerPluginV5 {
   ncclResult_t (*finalize)(void* ctx);
 };
 
+struct TunerPluginV6 {
+  const char* name;
+  ncclResult_t (*init)(void** ctx, uint64_t commId, size_t nRanks, size_t nNodes, PluginLogger logger,
+                       NvlDomainInfoV5* nvlDomainInfo, TunerConstantsV5* constants);
+  ncclResult_t (*getCollInfo)(void* ctx, PluginFunc func, size_t nBytes, int numPipeOps, float** costTable,
+                              int numAlgo, int numProto, int regBuff, int* nChannels);
+  ncclResult_t (*finalize)(void* ctx);
+  // In/out *chunkSize in bytes, for one collective with the algorithm, protocol (NCCL indices)
+  // and channel count already chosen. Optional.
+  ncclResult_t (*getChunkSize)(void* ctx, PluginFunc func, size_t nBytes, int algo, int proto, int nChannels,
+                               size_t* chunkSize);
+};
+// v6 starts with v5's four members, in the same places.
+static_assert(offsetof(TunerPluginV6, finalize) == 3 * sizeof(void*) &&
+                  offsetof(TunerPluginV6, getChunkSize) == 4 * sizeof(void*),
+              "v6 tuner layout: name, init, getCollInfo, finalize, getChunkSize");
+
 struct TunerPluginV4 {
   const char* name;
   ncclResult_t (*init)(size_t nRanks, size_t nNodes, PluginLogger logger, void** ctx);
@@ -92,6 +113,7 @@ struct TunerPluginV2 {
 };
 
 // The exported symbol names, newest first (the order they are tried in).
+inline constexpr const char* kTunerSymbolV6 = "ncclTunerPlugin_v6";
 inline constexpr const char* kTunerSymbolV5 = "ncclTunerPlugin_v5";
 inline constexpr const char* kTunerSymbolV4 = "ncclTunerPlugin_v4";
 inline constexpr const char* kTunerSymbolV3 = "ncclTunerPlugin_v3";

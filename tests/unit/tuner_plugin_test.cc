@@ -1,7 +1,8 @@
-// Tuner plugins (NCCL_TUNER_PLUGIN): the v5 and v2 fixtures in tuner_plugin_fixture/ change the
-// tuner's choice and channel count, v5's init sees NCCL's constants and its edits reach the
-// model, init / finalize are called once each, and a missing, disabled or failing plugin leaves
-// the built-in model in charge (with a warning where the user named one).
+// Tuner plugins (NCCL_TUNER_PLUGIN): the v6, v5 and v2 fixtures in tuner_plugin_fixture/ change
+// the tuner's choice and channel count, v6 is preferred over the v5 its library also exports and
+// adjusts chunk sizes, v5's init sees NCCL's constants and its edits reach the model, init /
+// finalize are called once each, and a missing, disabled or failing plugin leaves the built-in
+// model in charge (with a warning where the user named one).
 #include <dlfcn.h>
 #include <gtest/gtest.h>
 
@@ -11,6 +12,7 @@
 
 #include "tuner/gpu_model.h"
 #include "tuner/tuner.h"
+#include "tuner/tuner_plugin.h"
 #include "util/last_error.h"
 
 namespace accl {
@@ -112,6 +114,62 @@ TEST_F(TunerPluginTest, V5PluginForcesItsChoiceAndEditsConstants) {
     EXPECT_EQ(lib.counter("accl_fixture_finalize_calls"), finals);
   }
   EXPECT_EQ(lib.counter("accl_fixture_finalize_calls"), finals + 1);
+}
+
+TEST_F(TunerPluginTest, V6PluginIsPreferredAndForcesItsChoice) {
+  Fixture lib(ACCL_TEST_TUNER_V6);
+  ASSERT_NE(lib.handle, nullptr) << dlerror();
+  const int inits = lib.counter("accl_fixture_init_calls");
+  const int finals = lib.counter("accl_fixture_finalize_calls");
+  {
+    auto tuner = makeTuner(ACCL_TEST_TUNER_V6);
+    ASSERT_TRUE(tuner);
+    ASSERT_NE(tuner->pluginName(), nullptr);
+    EXPECT_STREQ(tuner->pluginName(), "fixture-v6");  // not the library's v5 export
+    EXPECT_EQ(lib.counter("accl_fixture_init_calls"), inits + 1);
+    // v6's getCollInfo: AllReduce's Tree/Simple at 0 us with 7 channels (v5's would be Tree/LL, 3).
+    TunerChoice c;
+    ASSERT_EQ(tuner->choose(kFuncAllReduce, kGiB, &c), ncclSuccess);
+    EXPECT_EQ(c.algo, kAlgoTree);
+    EXPECT_EQ(c.proto, kProtoSimple);
+    EXPECT_EQ(c.nChannels, 7);
+    EXPECT_EQ(c.predictedUs, 0.0f);
+    ASSERT_EQ(tuner->choose(kFuncAllReduce, 8, &c), ncclSuccess);
+    EXPECT_EQ(c.algo, kAlgoTree);
+    EXPECT_EQ(c.proto, kProtoSimple);
+    // v6 init is v5's: it got NCCL's constants and its edit reached the model.
+    auto& model = dynamic_cast<const GpuCostModel&>(tuner->model());
+    EXPECT_DOUBLE_EQ(model.constants().baseLatencies[kAlgoRing][kProtoLL], 1006.6);
+    EXPECT_EQ(lib.counter("accl_fixture_finalize_calls"), finals);
+  }
+  EXPECT_EQ(lib.counter("accl_fixture_finalize_calls"), finals + 1);
+}
+
+TEST_F(TunerPluginTest, V6PluginAdjustsChunkSizes) {
+  TunerTopo topo = dgxOneNode();
+  GpuCostModel model(topo);
+  TunerPluginArgs args;
+  args.nRanks = 8;
+  args.constants = model.pluginConstants();
+  std::unique_ptr<TunerPlugin> v6;
+  TunerPlugin::loadFrom(ACCL_TEST_TUNER_V6, args, &v6);
+  ASSERT_TRUE(v6);
+  EXPECT_EQ(v6->version(), 6);
+  // Tree/Simple chunks below 128 KiB are raised to it; others are left alone.
+  EXPECT_EQ(v6->chunkSize(kFuncAllReduce, kMiB, kAlgoTree, kProtoSimple, 4, 65536), 131072u);
+  EXPECT_EQ(v6->chunkSize(kFuncAllReduce, kMiB, kAlgoTree, kProtoSimple, 4, 262144), 262144u);
+  EXPECT_EQ(v6->chunkSize(kFuncAllReduce, kMiB, kAlgoRing, kProtoSimple, 4, 65536), 65536u);
+  EXPECT_EQ(v6->chunkSize(kFuncAllGather, 1, kAlgoTree, kProtoSimple, 1, 1), 131072u);
+  // A failing getChunkSize keeps the computed size, with one warning.
+  EXPECT_EQ(v6->chunkSize(kFuncAllReduce, 13, kAlgoTree, kProtoSimple, 4, 4096), 4096u);
+  EXPECT_NE(std::string(lastErrorText()).find("getChunkSize"), std::string::npos) << lastErrorText();
+
+  // Older versions have no getChunkSize: the computed size stands.
+  std::unique_ptr<TunerPlugin> v5;
+  TunerPlugin::loadFrom(ACCL_TEST_TUNER_V5, args, &v5);
+  ASSERT_TRUE(v5);
+  EXPECT_EQ(v5->version(), 5);
+  EXPECT_EQ(v5->chunkSize(kFuncAllReduce, kMiB, kAlgoTree, kProtoSimple, 4, 65536), 65536u);
 }
 
 TEST_F(TunerPluginTest, FiltersApplyAfterThePlugin) {

@@ -1,13 +1,16 @@
 /* A tuner plugin for tuner_plugin_test.cc, written against accl's reading of NCCL's tuner ABI
- * (declared again here so the fixture depends on no header). Built twice by
- * tests/unit/CMakeLists.txt: FIXTURE_VERSION=5 exports only ncclTunerPlugin_v5, FIXTURE_VERSION=2
- * only ncclTunerPlugin_v2.
+ * (declared again here so the fixture depends on no header). Built three times by
+ * tests/unit/CMakeLists.txt: FIXTURE_VERSION=6 exports ncclTunerPlugin_v6 and, like NCCL 2.32's
+ * example tuner, ncclTunerPlugin_v5 too (so the test sees which one is picked);
+ * FIXTURE_VERSION=5 only ncclTunerPlugin_v5; FIXTURE_VERSION=2 only ncclTunerPlugin_v2.
  *
  * v5: init checks that the constants it is handed have NCCL's default layout and values (fails
  *     otherwise, or when ACCL_TEST_TUNER_FAIL_INIT is set), then adds 1000 us to Ring/LL's base
  *     latency; getCollInfo forces Tree/LL for AllReduce (cost 0) with 3 channels.
+ * v6: the same init; getCollInfo forces Tree/Simple for AllReduce with 7 channels; getChunkSize
+ *     raises Tree/Simple chunks to at least 128 KiB and fails for 13-byte collectives.
  * v2: getCollInfo picks Ring/LL for AllReduce with 5 channels.
- * Both count init and finalize calls in exported counters the test reads with dlsym. */
+ * All count init and finalize calls in exported counters the test reads with dlsym. */
 #include <stddef.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -35,7 +38,7 @@ static result_t finalizeCtx(void* ctx) {
   return OK;
 }
 
-#if FIXTURE_VERSION == 5
+#if FIXTURE_VERSION == 5 || FIXTURE_VERSION == 6
 
 typedef struct {
   double baseLatencies[7][3];
@@ -90,8 +93,47 @@ typedef struct {
   result_t (*finalize)(void*);
 } tuner_v5_t;
 
-EXPORT const tuner_v5_t ncclTunerPlugin_v5 = {"fixture-v5", initV5, getCollInfoV5,
-                                                                               finalizeCtx};
+#if FIXTURE_VERSION == 6
+#define V5_NAME "fixture-v6-as-v5" /* must never be the one loaded */
+#else
+#define V5_NAME "fixture-v5"
+#endif
+EXPORT const tuner_v5_t ncclTunerPlugin_v5 = {V5_NAME, initV5, getCollInfoV5, finalizeCtx};
+
+#if FIXTURE_VERSION == 6
+
+static result_t getCollInfoV6(void* ctx, int func, size_t nBytes, int numPipeOps, float** costTable, int numAlgo,
+                              int numProto, int regBuff, int* nChannels) {
+  (void)nBytes; (void)numPipeOps; (void)regBuff;
+  if (ctx != &ctxStorage || numAlgo != 7 || numProto != 3) return INTERNAL_ERROR;
+  float(*table)[3] = (float(*)[3])costTable;
+  if (func == FUNC_ALLREDUCE && table[TREE][SIMPLE] >= 0.0f) {
+    table[TREE][SIMPLE] = 0.0f;
+    *nChannels = 7;
+  }
+  return OK;
+}
+
+static result_t getChunkSizeV6(void* ctx, int func, size_t nBytes, int algo, int proto, int nChannels,
+                               size_t* chunkSize) {
+  (void)func; (void)nChannels;
+  if (ctx != &ctxStorage || !chunkSize) return INTERNAL_ERROR;
+  if (nBytes == 13) return INTERNAL_ERROR;
+  if (algo == TREE && proto == SIMPLE && *chunkSize < 131072) *chunkSize = 131072;
+  return OK;
+}
+
+typedef struct {
+  const char* name;
+  result_t (*init)(void**, uint64_t, size_t, size_t, logger_t, nvl_info_t*, constants_t*);
+  result_t (*getCollInfo)(void*, int, size_t, int, float**, int, int, int, int*);
+  result_t (*finalize)(void*);
+  result_t (*getChunkSize)(void*, int, size_t, int, int, int, size_t*);
+} tuner_v6_t;
+
+EXPORT const tuner_v6_t ncclTunerPlugin_v6 = {"fixture-v6", initV5, getCollInfoV6, finalizeCtx, getChunkSizeV6};
+
+#endif
 
 #elif FIXTURE_VERSION == 2
 
@@ -125,5 +167,5 @@ EXPORT const tuner_v2_t ncclTunerPlugin_v2 = {"fixture-v2", initV2, getCollInfoV
                                                                                finalizeCtx};
 
 #else
-#error "FIXTURE_VERSION must be 5 or 2"
+#error "FIXTURE_VERSION must be 6, 5 or 2"
 #endif
