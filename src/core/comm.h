@@ -18,6 +18,7 @@
 namespace accl {
 
 class CommEngine;
+struct GrowTicket;  // core/comm_grow.h
 
 enum class Backend { Host, Cuda };
 
@@ -76,6 +77,10 @@ struct ncclComm {
 
   // Counts splits/shrinks of this communicator so every child gets distinct bootstrap tags.
   std::atomic<int> childCount{0};
+
+  // The id ncclCommGetUniqueId made on this rank, until the ncclCommGrow that uses it ends
+  // (guarded by comm_grow.cc's lock).
+  std::shared_ptr<accl::GrowTicket> growTicket;
 
   uint64_t endMagic = kMagic;
 

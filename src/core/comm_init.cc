@@ -97,6 +97,8 @@ ncclResult_t initJobSteps(ncclComm* comm, const std::vector<ncclUniqueId>& ids) 
   return ncclSuccess;
 }
 
+}  // namespace
+
 // Re-raises a failure from deep inside a job (bootstrap, peer checks) with the API call's name
 // and the rank in front, so ncclGetLastError says which call failed and why.
 ncclResult_t blame(const char* call, int rank, ncclResult_t res) {
@@ -108,6 +110,8 @@ ncclResult_t blame(const char* call, int rank, ncclResult_t res) {
 ncclResult_t initJob(const char* call, ncclComm* comm, const std::vector<ncclUniqueId>& ids) {
   return blame(call, comm->rank, initJobSteps(comm, ids));
 }
+
+namespace {
 
 // Creates the child id on the leader and distributes it to `members` over the parent.
 ncclResult_t shareChildId(ncclComm* parent, const std::vector<int>& members, int tag, ncclUniqueId* id) {
@@ -129,6 +133,8 @@ ncclResult_t childInit(const char* call, ncclComm* parent, ncclComm* child, cons
   return initJob(call, child, {id});
 }
 
+}  // namespace
+
 ncclComm* newComm(int nranks, int rank, int cudaDev, Backend backend, const CommConfig& config) {
   ncclComm* comm = new ncclComm();
   comm->nranks = nranks;
@@ -140,8 +146,6 @@ ncclComm* newComm(int nranks, int rank, int cudaDev, Backend backend, const Comm
   return comm;
 }
 
-}  // namespace
-
 ncclResult_t createComm(const char* call, ncclComm_t* newcomm, int nranks, int rank, int cudaDev,
                         const std::vector<ncclUniqueId>& ids, const CommConfig& config) {
   Backend backend;
@@ -149,6 +153,11 @@ ncclResult_t createComm(const char* call, ncclComm_t* newcomm, int nranks, int r
   for (size_t i = 0; i < ids.size(); ++i) {
     UniqueIdInfo info;
     ACCL_CHECK(parseUniqueId(ids[i], &info));
+    if (info.growFromRanks != 0)
+      return fail(ncclInvalidArgument,
+                  "%s: this ncclUniqueId was made by ncclCommGetUniqueId and only works with ncclCommGrow "
+                  "(use ncclGetUniqueId for a new communicator)",
+                  call);
   }
   logVersionBannerOnce();
   ncclComm* comm = newComm(nranks, rank, cudaDev, backend, config);

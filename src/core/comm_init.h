@@ -1,5 +1,5 @@
 // Communicator creation: the init job that every creation path ends in (InitRank, InitAll,
-// Scalable, Split, Shrink), plus the split and shrink rendezvous on the parent.
+// Scalable, Split, Shrink, Grow), plus the split and shrink rendezvous on the parent.
 #pragma once
 
 #include <vector>
@@ -14,6 +14,16 @@ namespace accl {
 // so a nonblocking caller can poll it.
 ncclResult_t createComm(const char* call, ncclComm_t* newcomm, int nranks, int rank, int cudaDev,
                         const std::vector<ncclUniqueId>& ids, const CommConfig& config);
+
+// The two halves of createComm, for creation paths with a step of their own before the init job
+// (ncclCommGrow learns its id over the parent first). newComm allocates and registers a
+// communicator; initJob is the job (bootstrap through `ids`, peer exchange, engine); errors are
+// re-raised with `call` and the rank in front.
+ncclComm* newComm(int nranks, int rank, int cudaDev, Backend backend, const CommConfig& config);
+ncclResult_t initJob(const char* call, ncclComm* comm, const std::vector<ncclUniqueId>& ids);
+
+// Re-raises the failure `res` (already recorded by fail()) as "<call>: rank <rank>: <its text>".
+ncclResult_t blame(const char* call, int rank, ncclResult_t res);
 
 // ncclCommSplit: collective over `parent`.
 ncclResult_t splitComm(ncclComm* parent, int color, int key, ncclComm_t* newcomm, const ncclConfig_t* config);

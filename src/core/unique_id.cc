@@ -18,6 +18,7 @@ void encodeUniqueId(const UniqueIdInfo& info, ncclUniqueId* out) {
   std::memset(out, 0, sizeof(*out));
   std::memcpy(out->internal + kUniqueIdMagicOffset, &info.magic, sizeof(info.magic));
   std::memcpy(out->internal + kUniqueIdAddrOffset, &info.root, sizeof(info.root));
+  std::memcpy(out->internal + kUniqueIdGrowOffset, &info.growFromRanks, sizeof(info.growFromRanks));
 }
 
 ncclResult_t parseUniqueId(const ncclUniqueId& id, UniqueIdInfo* out, const char* caller) {
@@ -25,6 +26,7 @@ ncclResult_t parseUniqueId(const ncclUniqueId& id, UniqueIdInfo* out, const char
   UniqueIdInfo info;
   std::memcpy(&info.magic, id.internal + kUniqueIdMagicOffset, sizeof(info.magic));
   std::memcpy(&info.root, id.internal + kUniqueIdAddrOffset, sizeof(info.root));
+  std::memcpy(&info.growFromRanks, id.internal + kUniqueIdGrowOffset, sizeof(info.growFromRanks));
   bool allZero = true;
   for (size_t i = 0; i < sizeof(id.internal); ++i) allZero = allZero && id.internal[i] == 0;
   if (allZero)
@@ -42,9 +44,11 @@ ncclResult_t parseUniqueId(const ncclUniqueId& id, UniqueIdInfo* out, const char
   if (unspecified)
     return fail(ncclInvalidArgument, "%s: invalid ncclUniqueId: root address %s is unspecified (%s)", caller,
                 info.root.toString().c_str(), kHint);
-  // Bytes the encoder always zeroes: the sockaddr_in padding and everything after the address.
+  // Bytes the encoder always zeroes: the sockaddr_in padding and everything after the address,
+  // except the grow field.
   size_t usedAddr = info.root.length();
   for (size_t i = kUniqueIdAddrOffset + usedAddr; i < sizeof(id.internal); ++i) {
+    if (i >= kUniqueIdGrowOffset && i < kUniqueIdGrowOffset + sizeof(info.growFromRanks)) continue;
     if (id.internal[i] != 0)
       return fail(ncclInvalidArgument,
                   "%s: invalid ncclUniqueId: byte %zu is 0x%02x where 0 was expected (%s)", caller, i,

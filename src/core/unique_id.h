@@ -4,7 +4,9 @@
 //   bytes  0..7   u64 magic: random (from /dev/urandom) for ids made by ncclGetUniqueId, or the fixed
 //                 kCommIdMagic when NCCL_COMM_ID names the root;
 //   bytes  8..35  the root's socket address (sockaddr_in or sockaddr_in6, 28 bytes);
-//   bytes 36..127 zero.
+//   bytes 36..39  u32: 0, except in ids made by ncclCommGetUniqueId, where it is the size of the
+//                 communicator being grown (so a joining rank can check its rank and nRanks);
+//   bytes 40..127 zero.
 // The magic is also the communicator's connection magic: every bootstrap connection presents it.
 #pragma once
 
@@ -19,17 +21,19 @@ constexpr uint64_t kCommIdMagic = 0x0280028002800280ull;
 constexpr size_t kUniqueIdMagicOffset = 0;
 constexpr size_t kUniqueIdAddrOffset = 8;
 constexpr size_t kUniqueIdUsedBytes = kUniqueIdAddrOffset + sizeof(SocketAddress);  // 36
+constexpr size_t kUniqueIdGrowOffset = kUniqueIdUsedBytes;                            // u32 growFromRanks
 
 struct UniqueIdInfo {
   uint64_t magic = 0;
   SocketAddress root;
+  uint32_t growFromRanks = 0;  // non-zero only for grow ids (see above)
 };
 
 // Writes `info` in the layout above (unused bytes zeroed).
 void encodeUniqueId(const UniqueIdInfo& info, ncclUniqueId* out);
 
 // Decodes and validates an id: the magic must be non-zero, the family AF_INET/AF_INET6, the port and
-// address non-zero and the unused bytes zero. A garbage id (all zeros, random bytes, a truncated copy)
+// address non-zero and the unused bytes zero (the grow field is read, not checked). A garbage id (all zeros, random bytes, a truncated copy)
 // fails with ncclInvalidArgument and a message that starts with `caller`.
 ncclResult_t parseUniqueId(const ncclUniqueId& id, UniqueIdInfo* out,
                            const char* caller = "ncclCommInitRank");
