@@ -41,13 +41,19 @@ FifoLayout ConnectionTable::hostLayout() {
   return layout;
 }
 
-ConnectionTable::~ConnectionTable() {
+ConnectionTable::~ConnectionTable() { releaseAll(); }
+
+void ConnectionTable::releaseAll() {
   for (auto& [key, conn] : conns_) {
     FifoCtrl* ctrl = conn->view.ctrl;
     std::atomic_ref<uint32_t>(ctrl->closed).store(1, std::memory_order_release);
     futexWakeWord(counterWord(ctrl->tail));
     futexWakeWord(counterWord(ctrl->head));
   }
+  conns_.clear();
+  ownedBytes_ = 0;
+  mappedBytes_ = 0;
+  count_ = 0;
 }
 
 Connection* ConnectionTable::find(int channel, int peer, bool isSend) {
@@ -86,9 +92,12 @@ ncclResult_t ConnectionTable::connect(ncclComm* comm, int channel, const FifoLay
     conn->transport = transports[t];
     conn->view = makeFifoView(conn->region->base(), layout);
     conn->peerPid = peer.pidHash == self.pidHash ? 0 : peer.pid;
+    conn->bytes = blob.bytes;
     ACCL_CHECK(comm->bootstrap->send(p, kConnBlobTag + channel, &blob, sizeof(blob)));
     ACCL_INFO(ACCL_LOG_INIT | ACCL_LOG_SHM, "Channel %02d : %d[%d] -> %d[%d] via %s", channel, p, peer.cudaDev,
               comm->rank, self.cudaDev, transports[t]->name);
+    ownedBytes_ += conn->bytes;
+    count_++;
     conns_[{channel, p, false}] = std::move(conn);
   }
   // 2. Sender side: attach to each peer's region and ack.
@@ -103,6 +112,9 @@ ncclResult_t ConnectionTable::connect(ncclComm* comm, int channel, const FifoLay
     conn->view = makeFifoView(conn->region->base(), blob.layout);
     const PeerInfo& peer = comm->peers[p];
     conn->peerPid = peer.pidHash == self.pidHash ? 0 : peer.pid;
+    conn->bytes = blob.bytes;
+    mappedBytes_ += conn->bytes;
+    count_++;
     conns_[{channel, p, true}] = std::move(conn);
     const char ack = 1;
     ACCL_CHECK(comm->bootstrap->send(p, kConnAckTag + channel, &ack, 1));

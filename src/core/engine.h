@@ -3,6 +3,8 @@
 // policy, and the worker threads that run channels 1..n-1 (channel 0 runs on the caller).
 #pragma once
 
+#include <atomic>
+#include <cstdint>
 #include <memory>
 #include <vector>
 
@@ -11,6 +13,7 @@
 #include "core/connections.h"
 #include "core/plan.h"
 #include "core/red_op_registry.h"
+#include "core/suspend_gate.h"
 #include "device/host/host_wait.h"
 #include "nccl.h"
 #include "tuner/algo_proto_filter.h"
@@ -62,10 +65,16 @@ class CommEngine {
   };
   CachedChoice choiceCache[64];
   ncclResult_t choose(FuncId func, size_t bytes, TunerChoice* out);
+  uint64_t collOpCount = 0;  // collectives planned so far (the COLL log line's opCount)
   ChannelWorkers workers;
   Plan plan;  // reused by every launch of this communicator (one launch at a time)
   std::vector<char> oneShotScratch;   // host one-round all-reduce: peers' vectors + accumulator
   std::vector<P2pWork> oneShotWorks;  // its transfers
+  // Memory accounting (ncclCommMemStats, see core/comm_memory.h): bytes of the one-shot scratch
+  // and of the plan's storage, published by the launch that grew them.
+  std::atomic<uint64_t> scratchBytes{0};
+  std::atomic<uint64_t> planBytes{0};
+  SuspendGate gate;  // ncclCommSuspend / ncclCommResume, and the launches running now
 };
 
 }  // namespace accl

@@ -10,6 +10,7 @@
 #include "algos/ring_reduce_scatter.h"
 #include "algos/tree_all_reduce.h"
 #include "core/comm.h"
+#include "core/comm_memory.h"
 #include "device/host/host_one_shot.h"
 #include "device/host/host_p2p.h"
 #include "device/host/host_prims.h"
@@ -135,6 +136,7 @@ ncclResult_t runChannel(CommEngine& e, int channel, const std::vector<PlanItem>&
 }  // namespace
 
 ncclResult_t hostExecutePlan(CommEngine& engine, const Plan& plan) {
+  engine.planBytes.store(planStorageBytes(plan), std::memory_order_relaxed);
   ACCL_CHECK(connectPlan(engine, plan));
   return engine.workers.runAll(plan.nChannelsUsed,
                                [&](int c) { return runChannel(engine, c, plan.channels[c]); });

@@ -48,6 +48,7 @@ ncclResult_t hostOneShotAllReduce(CommEngine& engine, int channel, const CollWor
       works.push_back(p);
     }
   }
+  engine.scratchBytes.store(scratch.capacity() + works.capacity() * sizeof(P2pWork), std::memory_order_relaxed);
   ACCL_CHECK(hostRunP2pBatch(engine, channel, works));
 
   // Reduce in rank order, so every rank gets bit-identical results.
