@@ -84,6 +84,12 @@ void printUsage(const char* program) {
       "  -G,--cudagraph <n>         CUDA: capture the timed loop in a graph, replay n times\n"
       "  -R,--local_register <0-2>  1: ncclCommRegister the buffers, 2: ncclCommWindowRegister (symmetric)\n"
       "  -x,--cta_policy <0-2>      sets ncclConfig_t.CTAPolicy\n"
+      "     --coll-config <sel>     call the nccl*Config variants with algSelection <sel> (NCCL_ALGO syntax,\n"
+      "                             e.g. ring, tree, ^tree, allreduce:tree); auto: no selection; null: pass\n"
+      "                             a NULL config. sendrecv has no Config variant and stays plain\n"
+      "     --coll-min-ctas <n>     ncclCollConfig_t.minCTAs (channel bounds of each call; implies Config)\n"
+      "     --coll-max-ctas <n>     ncclCollConfig_t.maxCTAs\n"
+      "     --coll-force <0/1>      ncclCollConfig_t.forceAlgSelection (default 1)\n"
       "  -u,--unalign <n>           misalign the buffers by n elements\n"
       "  -J,--output_file|--json <file.json>  also write the results as JSON\n"
       "  -t,--nthreads <n>          ranks as threads per process (each thread one rank and communicator)\n"
@@ -110,7 +116,15 @@ int parseOptions(int argc, char** argv, Options* o, std::string* error) {
   }
   o->programName = std::string(collInfo(o->coll).name) + "_perf";
 
-  enum { kOptRunCycles = 1000, kOptSelftest, kOptJson };
+  enum {
+    kOptRunCycles = 1000,
+    kOptSelftest,
+    kOptJson,
+    kOptCollConfig,
+    kOptCollMinCtas,
+    kOptCollMaxCtas,
+    kOptCollForce
+  };
   static const struct option kLong[] = {
       {"nthreads", required_argument, nullptr, 't'},
       {"ngpus", required_argument, nullptr, 'g'},
@@ -147,6 +161,10 @@ int parseOptions(int argc, char** argv, Options* o, std::string* error) {
       {"per_iter_timing", required_argument, nullptr, 'I'},
       {"per_iter_skip", required_argument, nullptr, 'K'},
       {"selftest", no_argument, nullptr, kOptSelftest},
+      {"coll-config", required_argument, nullptr, kOptCollConfig},
+      {"coll-min-ctas", required_argument, nullptr, kOptCollMinCtas},
+      {"coll-max-ctas", required_argument, nullptr, kOptCollMaxCtas},
+      {"coll-force", required_argument, nullptr, kOptCollForce},
       {"help", no_argument, nullptr, 'h'},
       {nullptr, 0, nullptr, 0},
   };
@@ -328,6 +346,24 @@ int parseOptions(int argc, char** argv, Options* o, std::string* error) {
       case kOptSelftest:
         o->selftest = true;
         break;
+      case kOptCollConfig:
+        o->collConfig = true;
+        o->collConfigNull = std::string(optarg) == "null";
+        o->algSelection = o->collConfigNull || std::string(optarg) == "auto" ? "" : optarg;
+        break;
+      case kOptCollMinCtas:
+      case kOptCollMaxCtas:
+        // Range checks are the library's (it names the field); only integers are checked here.
+        if (!parseInt(optarg, 1, 1 << 20, &v))
+          return bad(c == kOptCollMinCtas ? "--coll-min-ctas" : "--coll-max-ctas", optarg);
+        (c == kOptCollMinCtas ? o->collMinCtas : o->collMaxCtas) = (int)v;
+        o->collConfig = true;
+        break;
+      case kOptCollForce:
+        if (!parseInt(optarg, 0, 1, &v)) return bad("--coll-force (0/1)", optarg);
+        o->collForce = (int)v;
+        o->collConfig = true;
+        break;
       case 'h':
         o->help = true;
         break;
@@ -347,6 +383,8 @@ int parseOptions(int argc, char** argv, Options* o, std::string* error) {
     printUsage(prog.c_str());
     return kExitOk;
   }
+  if (o->collConfig && o->coll == CollId::kSendRecv)
+    o->notes.push_back("--coll-*: sendrecv has no Config variant; plain ncclSend/ncclRecv used");
   if (o->minBytes > o->maxBytes) {
     *error = "invalid sizes for 'minbytes' and 'maxbytes': " + std::to_string(o->minBytes) + " > " +
              std::to_string(o->maxBytes);

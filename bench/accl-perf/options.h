@@ -50,6 +50,14 @@ struct Options {
   int reportCpuTime = 0;
   int localRegister = 0;           // 1 ncclCommRegister, 2 ncclCommWindowRegister(symmetric)
   int ctaPolicy = -1;              // -x; -1: leave the config field unset
+  // --coll-config and the --coll-* bounds: issue the nccl*Config variants (sendrecv has none and
+  // stays plain) with one ncclCollConfig_t built from these.
+  bool collConfig = false;
+  bool collConfigNull = false;     // --coll-config null: the Config variants with config NULL
+  std::string algSelection;        // --coll-config <NCCL_ALGO syntax>; "" or "auto": automatic
+  int collMinCtas = -1;            // --coll-min-ctas; -1: unset
+  int collMaxCtas = -1;            // --coll-max-ctas; -1: unset
+  int collForce = 1;               // --coll-force 0/1 (forceAlgSelection)
   int unalign = 0;
   int threads = 1;                 // -t
   int gpus = 1;                    // -g

@@ -109,6 +109,7 @@ class RankRunner {
     config.nvlinkCentricSched = 1;  // what nccl-tests sets with 2.28 headers
     if (o_.ctaPolicy >= 0) config.CTAPolicy = o_.ctaPolicy;
     RANK_NCCL(ncclCommInitRankConfig(&comm_, ctx_.nranks, ctx_.id, ctx_.rank, &config));
+    collConfig_ = collConfig();
     int count = -1, me = -1;
     RANK_NCCL(ncclCommCount(comm_, &count));
     RANK_NCCL(ncclCommUserRank(comm_, &me));
@@ -226,7 +227,6 @@ class RankRunner {
     const ncclDataType_t type = t.type->type;
     const size_t count = shape.param;
     const int root = t.root;
-    cudaStream_t stream = dev_->stream();
     ncclComm_t comm = comm_;
     const bool reduces = collInfo(plan_.coll).reduces;
     ncclRedOp_t op = builtinOp(t.op);
@@ -235,6 +235,63 @@ class RankRunner {
       uint64_t scalar = Pattern::preMulScalar(*t.type, ctx_.rank);
       RANK_NCCL(ncclRedOpCreatePreMulSum(&op, &scalar, type, ncclScalarHostImmediate, comm));
     }
+    if (o_.collConfig && plan_.coll != CollId::kSendRecv) {
+      if (!callConfigVariant(b, count, type, op, root)) return false;
+    } else {
+      if (!callPlain(b, count, type, op, root)) return false;
+    }
+    if (customOp) RANK_NCCL(ncclRedOpDestroy(op, comm));
+    return true;
+  }
+
+  // --coll-config: the per-call config of every call (algSelection points into o_).
+  ncclCollConfig_t collConfig() const {
+    ncclCollConfig_t c = NCCL_COLLCONFIG_INITIALIZER;
+    if (!o_.algSelection.empty()) c.algSelection = o_.algSelection.c_str();
+    if (o_.collMinCtas > 0) c.minCTAs = o_.collMinCtas;
+    if (o_.collMaxCtas > 0) c.maxCTAs = o_.collMaxCtas;
+    c.forceAlgSelection = o_.collForce;
+    return c;
+  }
+
+  bool callConfigVariant(const CallBuffers& b, size_t count, ncclDataType_t type, ncclRedOp_t op, int root) {
+    cudaStream_t stream = dev_->stream();
+    ncclComm_t comm = comm_;
+    const ncclCollConfig_t* cfg = o_.collConfigNull ? nullptr : &collConfig_;
+    switch (plan_.coll) {
+      case CollId::kAllReduce:
+        RANK_NCCL(ncclAllReduceConfig(b.send, b.recv, count, type, op, comm, stream, cfg));
+        break;
+      case CollId::kAllGather:
+        RANK_NCCL(ncclAllGatherConfig(b.send, b.recv, count, type, comm, stream, cfg));
+        break;
+      case CollId::kReduceScatter:
+        RANK_NCCL(ncclReduceScatterConfig(b.send, b.recv, count, type, op, comm, stream, cfg));
+        break;
+      case CollId::kBroadcast:
+        RANK_NCCL(ncclBroadcastConfig(b.send, b.recv, count, type, root, comm, stream, cfg));
+        break;
+      case CollId::kReduce:
+        RANK_NCCL(ncclReduceConfig(b.send, b.recv, count, type, op, root, comm, stream, cfg));
+        break;
+      case CollId::kAllToAll:
+        RANK_NCCL(ncclAlltoAllConfig(b.send, b.recv, count, type, comm, stream, cfg));
+        break;
+      case CollId::kGather:
+        if (count > 0) RANK_NCCL(ncclGatherConfig(b.send, b.recv, count, type, root, comm, stream, cfg));
+        break;
+      case CollId::kScatter:
+        if (count > 0) RANK_NCCL(ncclScatterConfig(b.send, b.recv, count, type, root, comm, stream, cfg));
+        break;
+      case CollId::kSendRecv:
+        return fail("sendrecv has no Config variant", kExitInvalidUsage);
+    }
+    return true;
+  }
+
+  bool callPlain(const CallBuffers& b, size_t count, ncclDataType_t type, ncclRedOp_t op, int root) {
+    cudaStream_t stream = dev_->stream();
+    ncclComm_t comm = comm_;
     switch (plan_.coll) {
       case CollId::kAllReduce:
         RANK_NCCL(ncclAllReduce(b.send, b.recv, count, type, op, comm, stream));
@@ -269,7 +326,6 @@ class RankRunner {
         if (count > 0) RANK_NCCL(ncclScatter(b.send, b.recv, count, type, root, comm, stream));
         break;
     }
-    if (customOp) RANK_NCCL(ncclRedOpDestroy(op, comm));
     return true;
   }
 
@@ -372,6 +428,7 @@ class RankRunner {
   const Plan& plan_;
   std::unique_ptr<RankDevice> dev_;
   ncclComm_t comm_ = nullptr;
+  ncclCollConfig_t collConfig_ = NCCL_COLLCONFIG_INITIALIZER;  // --coll-config
   char* send_ = nullptr;
   char* recv_ = nullptr;
   size_t sendBytes_ = 0, recvBytes_ = 0;

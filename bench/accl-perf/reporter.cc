@@ -230,6 +230,15 @@ class Reporter {
       std::printf("# note: -z has no effect on the host backend (calls block)\n");
     if (o.graphLaunches && in_.backend == "host")
       std::printf("# note: -G (CUDA graph) ignored on the host backend; plain timed loop used\n");
+    if (o.collConfig) {
+      if (o.collConfigNull)
+        std::printf("# accl: nccl*Config variants, config NULL\n");
+      else
+        std::printf("# accl: nccl*Config variants, algSelection %s (force %d), minCTAs %s, maxCTAs %s\n",
+                    o.algSelection.empty() ? "auto" : o.algSelection.c_str(), o.collForce,
+                    o.collMinCtas > 0 ? std::to_string(o.collMinCtas).c_str() : "unset",
+                    o.collMaxCtas > 0 ? std::to_string(o.collMaxCtas).c_str() : "unset");
+    }
     for (const std::string& note : o.notes) std::printf("# note: %s\n", note.c_str());
     std::printf("#\n# Using devices\n");
     for (int r = 0; r < n_; ++r) {

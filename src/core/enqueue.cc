@@ -7,7 +7,9 @@
 #include <vector>
 
 #include "algos/chunk_loop.h"
+#include "core/coll_config.h"
 #include "core/comm.h"
+#include "core/comm_memory.h"
 #include "core/engine.h"
 #include "core/group.h"
 #include "core/plan.h"
@@ -24,6 +26,7 @@ struct Task {
   CollCall coll;
   P2pCall p2p;
   DevRedOp op;
+  CollCallConfig cfg;  // per-call settings of a nccl*Config collective (cfg.given)
 };
 
 struct CommTasks {
@@ -52,14 +55,38 @@ void addTask(ncclComm* comm, const Task& t) {
 // Below this many bytes per channel an operation stays on fewer channels.
 constexpr size_t kMinBytesPerChannel = 64 << 10;
 
-int channelsFor(const CommEngine& e, size_t bytes) {
-  size_t want = bytes / kMinBytesPerChannel;
+int channelsFor(const CommEngine& e, const P2pCall& p) {
+  size_t want = p.count * dtypeSize(p.type) / kMinBytesPerChannel;
   if (want < 1) want = 1;
-  return want < static_cast<size_t>(e.nChannels) ? static_cast<int>(want) : e.nChannels;
+  CollCallConfig bounds;
+  bounds.minChannels = p.minChannels;
+  bounds.maxChannels = p.maxChannels;
+  return boundChannels(static_cast<int>(std::min<size_t>(want, kMaxHostChannels)), bounds, e.nChannels);
+}
+
+// The whole operation's size as the tuner counts it (x nranks for AllGather / ReduceScatter).
+size_t collBytes(const ncclComm* comm, const CollCall& c) {
+  const bool blocks = c.func == kFuncAllGather || c.func == kFuncReduceScatter;
+  return c.count * dtypeSize(c.type) * (blocks ? comm->nranks : 1);
+}
+
+// The COLL line of one planned collective (NCCL's shape, plus what accl chose), e.g.
+//   AllReduce: opCount 3 sendbuff 0x.. recvbuff 0x.. count 1024 datatype 7 op 0 root 0 comm 0x..
+//   [nranks=4] algo Ring proto Simple nChannels 2 config (per-call algorithm) profilerTag 0x2a
+void logColl(const ncclComm* comm, const Task& t, uint64_t opCount, const TunerChoice& choice, int nChannels) {
+  const CollCall& c = t.coll;
+  ACCL_INFO(ACCL_LOG_COLL,
+            "%s: opCount %llx sendbuff %p recvbuff %p count %zu datatype %d op %d root %d comm %p [nranks=%d] algo %s "
+            "proto %s nChannels %d%s%s profilerTag 0x%llx",
+            funcName(c.func), static_cast<unsigned long long>(opCount), c.sendbuff, c.recvbuff, c.count,
+            static_cast<int>(c.type), static_cast<int>(c.op), c.root, static_cast<const void*>(comm), comm->nranks,
+            algoName(choice.algo), protoName(choice.proto), nChannels, t.cfg.given ? " config" : "",
+            t.cfg.restrictsAlgo ? " (per-call algorithm)" : "", static_cast<unsigned long long>(t.cfg.profilerTag));
 }
 
 ncclResult_t checkColl(ncclComm* comm, const CollCall& c, DevRedOp* op) {
   ACCL_CHECK(checkCommReady(c.name, comm));
+  ACCL_CHECK(checkNotSuspended(c.name, comm));
   ACCL_CHECK(checkType(c.name, c.type));
   const bool blocks = c.func == kFuncAllGather || c.func == kFuncReduceScatter;
   ACCL_CHECK(checkCount(c.name, c.count, blocks ? comm->nranks : 1, c.type));
@@ -94,12 +121,17 @@ ncclResult_t planColl(ncclComm* comm, const Task& t, Plan* plan) {
   CommEngine& e = *comm->engine;
   const CollCall& c = t.coll;
   const size_t elem = dtypeSize(c.type);
-  const bool blocks = c.func == kFuncAllGather || c.func == kFuncReduceScatter;
-  const size_t totalBytes = c.count * elem * (blocks ? comm->nranks : 1);
+  // A per-call selection was resolved when the call was queued; the others go through the
+  // engine's choice cache.
   TunerChoice choice;
-  ACCL_CHECK(e.choose(c.func, totalBytes, &choice));
+  if (t.cfg.restrictsAlgo)
+    choice = t.cfg.choice;
+  else
+    ACCL_CHECK(e.choose(c.func, collBytes(comm, c), &choice));
   const bool oneShot = choice.algo == kAlgoOneShot;
-  const int nCh = std::clamp(choice.nChannels, 1, e.nChannels);
+  // The one-round all-reduce exchanges whole vectors: always one channel.
+  const int nCh = oneShot ? 1 : boundChannels(choice.nChannels, t.cfg, e.nChannels);
+  logColl(comm, t, e.collOpCount++, choice, nCh);
   const size_t chunk = HostPrims::chunkCapacity(e.layout, static_cast<ProtoId>(choice.proto), elem);
   for (int ch = 0; ch < nCh; ++ch) {
     CollWork w{};
@@ -118,6 +150,7 @@ ncclResult_t planColl(ncclComm* comm, const Task& t, Plan* plan) {
     PlanItem item;
     item.coll = w;
     item.oneShot = oneShot;
+    item.profilerTag = t.cfg.profilerTag;
     plan->channels[ch].push_back(item);
   }
   if (nCh > plan->nChannelsUsed) plan->nChannelsUsed = nCh;
@@ -152,7 +185,7 @@ ncclResult_t planP2p(ncclComm* comm, const std::vector<const Task*>& batch, Plan
     const P2pCall& p = t->p2p;
     if (p.peer == comm->rank) continue;
     const size_t elem = dtypeSize(p.type);
-    const int nCh = channelsFor(e, p.count * elem);
+    const int nCh = channelsFor(e, p);
     for (int ch = 0; ch < nCh; ++ch) {
       P2pWork w{};
       w.isSend = p.isSend;
@@ -199,6 +232,9 @@ ncclResult_t buildPlan(ncclComm* comm, const std::vector<Task>& tasks, Plan* pla
 }
 
 ncclResult_t runComm(ncclComm* comm, const std::vector<Task>& tasks) {
+  // No suspend while the plan is built and run; none of this runs on a suspended comm.
+  GateScope gate(comm->engine->gate, tasks.front().isColl ? tasks.front().coll.name : tasks.front().p2p.name);
+  ACCL_CHECK(gate.result());
   Plan& plan = comm->engine->plan;
   ACCL_CHECK(buildPlan(comm, tasks, &plan));
   if (plan.nChannelsUsed == 0) return ncclSuccess;
@@ -229,6 +265,9 @@ ncclResult_t enqueueColl(ncclComm* comm, const CollCall& call) {
   t.isColl = true;
   t.coll = call;
   ncclResult_t res = checkColl(comm, call, &t.op);
+  if (res == ncclSuccess && call.config != nullptr)
+    res = resolveCollConfig(call.name, call.func, collBytes(comm, call), call.config, comm, &t.cfg);
+  t.coll.config = nullptr;  // read once, here: the caller may reuse its struct before the group ends
   if (res != ncclSuccess) {
     recordGroupError(res);
     return res;
@@ -238,6 +277,7 @@ ncclResult_t enqueueColl(ncclComm* comm, const CollCall& call) {
 
 ncclResult_t enqueueP2p(ncclComm* comm, const P2pCall& call) {
   ncclResult_t res = checkCommReady(call.name, comm);
+  if (res == ncclSuccess) res = checkNotSuspended(call.name, comm);
   if (res == ncclSuccess) res = checkType(call.name, call.type);
   if (res == ncclSuccess) res = checkCount(call.name, call.count, 1, call.type);
   if (res == ncclSuccess && (call.peer < 0 || call.peer >= comm->nranks))
@@ -257,6 +297,12 @@ ncclResult_t enqueueP2p(ncclComm* comm, const P2pCall& call) {
 
 void discardGroupTasks() { tPendingCount = 0; }
 
+bool hasQueuedTasks(const ncclComm* comm) {
+  for (size_t i = 0; i < tPendingCount; ++i)
+    if (tPending[i].comm == comm && !tPending[i].tasks.empty()) return true;
+  return false;
+}
+
 ncclResult_t estimateGroupTasksUs(float* us) {
   float longest = 0;
   for (size_t i = 0; i < tPendingCount; ++i) {
@@ -265,9 +311,10 @@ ncclResult_t estimateGroupTasksUs(float* us) {
     for (const Task& t : tPending[i].tasks) {
       TunerChoice choice;
       if (t.isColl) {
-        const CollCall& c = t.coll;
-        const bool blocks = c.func == kFuncAllGather || c.func == kFuncReduceScatter;
-        ACCL_CHECK(comm->engine->choose(c.func, c.count * dtypeSize(c.type) * (blocks ? comm->nranks : 1), &choice));
+        if (t.cfg.restrictsAlgo)
+          choice = t.cfg.choice;
+        else
+          ACCL_CHECK(comm->engine->choose(t.coll.func, collBytes(comm, t.coll), &choice));
       } else {
         if (t.p2p.peer == comm->rank) continue;
         ACCL_CHECK(comm->engine->choose(kFuncSendRecv, t.p2p.count * dtypeSize(t.p2p.type), &choice));

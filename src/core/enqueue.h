@@ -23,6 +23,7 @@ struct CollCall {
   ncclDataType_t type;
   ncclRedOp_t op;  // ignored for Broadcast / AllGather
   int root;        // Broadcast / Reduce
+  const ncclCollConfig_t* config = nullptr;  // the nccl*Config variants (core/coll_config.h); NULL: plain call
 };
 
 struct P2pCall {
@@ -33,6 +34,9 @@ struct P2pCall {
   size_t count;
   ncclDataType_t type;
   int peer;
+  // Channel bounds of a nccl*Config composition (AlltoAll / Gather / Scatter); 0: unset.
+  int minChannels = 0;
+  int maxChannels = 0;
 };
 
 // Argument checks shared by every operation (and by the send/recv compositions): a datatype in
@@ -48,6 +52,8 @@ ncclResult_t enqueueP2p(ncclComm* comm, const P2pCall& call);
 ncclResult_t launchGroupTasks();
 // Drops this thread's pending tasks (a call in the group failed).
 void discardGroupTasks();
+// Whether this thread's open group holds operations of `comm` (ncclCommSuspend refuses then).
+bool hasQueuedTasks(const ncclComm* comm);
 // The tuner's estimate, in microseconds, of this thread's pending tasks (ncclGroupSimulateEnd):
 // per communicator the sum of its operations' predicted times; communicators run concurrently,
 // so the group takes the longest of those sums. Send/recv use the model's SendRecv entry.

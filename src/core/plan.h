@@ -4,6 +4,7 @@
 // inside a group completes).
 #pragma once
 
+#include <cstdint>
 #include <vector>
 
 #include "device/common/work.h"
@@ -16,6 +17,8 @@ struct PlanItem {
   // every other and reducing locally in rank order (host backend; see host_one_shot.h).
   bool oneShot = false;
   CollWork coll{};
+  // isColl only: ncclCollConfig_t.userProfilerTag of the call (0: untagged), for a profiler.
+  uint64_t profilerTag = 0;
   std::vector<P2pWork> p2p;  // when !isColl
 };
 

@@ -3,6 +3,7 @@
 
 #include <strings.h>
 
+#include <cstdarg>
 #include <cstdio>
 #include <cstring>
 #include <vector>
@@ -47,6 +48,23 @@ std::vector<std::string_view> split(std::string_view s, char sep) {
 constexpr int kMaxQuoted = 200;
 int quotedLen(std::string_view s) { return s.size() > (size_t)kMaxQuoted ? kMaxQuoted : (int)s.size(); }
 
+// Reports a parse error: as a failure (WARN + ncclGetLastError) or, when `quiet` is given, only
+// as text stored there (a caller that may fall back on its own decides whether it is an error).
+ncclResult_t complain(std::string* quiet, ncclResult_t code, const char* fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+ncclResult_t complain(std::string* quiet, ncclResult_t code, const char* fmt, ...) {
+  char msg[1024];
+  va_list ap;
+  va_start(ap, fmt);
+  std::vsnprintf(msg, sizeof(msg), fmt, ap);
+  va_end(ap);
+  if (quiet) {
+    *quiet = msg;
+    return code;
+  }
+  return fail(code, "%s", msg);
+}
+
 // What one variable selects among: the element names and where its bits live in the filter.
 struct ListKind {
   const char* const* names;
@@ -57,7 +75,7 @@ struct ListKind {
 // Parses `value` and applies it to bits[0..kNumCollFuncs); `touched` gets bit f for every function
 // an entry assigned. Works on copies; the caller commits on success.
 ncclResult_t applyList(const char* varName, std::string_view value, const ListKind& kind,
-                       uint32_t bits[kNumFilterFuncs], uint32_t* touched) {
+                       uint32_t bits[kNumFilterFuncs], uint32_t* touched, std::string* quiet) {
   bool firstEntry = true;
   for (std::string_view rawEntry : split(value, ';')) {
     std::string_view entry = trim(rawEntry);
@@ -69,29 +87,29 @@ ncclResult_t applyList(const char* varName, std::string_view value, const ListKi
     size_t colon = entry.find(':');
     if (colon == std::string_view::npos) {
       if (!firstEntry) {
-        return fail(ncclInvalidUsage,
-                    "%s=\"%.*s\": only the first entry may omit the function prefix, \"%.*s\" has none", varName,
-                    quotedLen(value), value.data(), quotedLen(entry), entry.data());
+        return complain(quiet, ncclInvalidUsage,
+                        "%s=\"%.*s\": only the first entry may omit the function prefix, \"%.*s\" has none", varName,
+                        quotedLen(value), value.data(), quotedLen(entry), entry.data());
       }
       funcs = (1u << kNumCollFuncs) - 1;
     } else {
       std::string_view prefix = trim(entry.substr(0, colon));
       list = entry.substr(colon + 1);
       if (list.find(':') != std::string_view::npos) {
-        return fail(ncclInvalidUsage, "%s=\"%.*s\": entry \"%.*s\" has more than one ':'", varName, quotedLen(value),
-                    value.data(), quotedLen(entry), entry.data());
+        return complain(quiet, ncclInvalidUsage, "%s=\"%.*s\": entry \"%.*s\" has more than one ':'", varName,
+                        quotedLen(value), value.data(), quotedLen(entry), entry.data());
       }
       if (prefix.empty()) {
-        return fail(ncclInvalidUsage, "%s=\"%.*s\": entry \"%.*s\" has an empty function name before ':'", varName,
-                    quotedLen(value), value.data(), quotedLen(entry), entry.data());
+        return complain(quiet, ncclInvalidUsage, "%s=\"%.*s\": entry \"%.*s\" has an empty function name before ':'",
+                        varName, quotedLen(value), value.data(), quotedLen(entry), entry.data());
       }
       for (int f = 0; f < kNumCollFuncs; ++f)
         if (equalsNoCase(prefix, kFuncNames[f])) funcs = 1u << f;
       if (funcs == 0) {
-        return fail(ncclInvalidUsage,
-                    "%s: unknown function prefix \"%.*s\" (expected Broadcast, Reduce, AllGather, ReduceScatter or "
-                    "AllReduce)",
-                    varName, quotedLen(prefix), prefix.data());
+        return complain(quiet, ncclInvalidUsage,
+                        "%s: unknown function prefix \"%.*s\" (expected Broadcast, Reduce, AllGather, ReduceScatter or "
+                        "AllReduce)",
+                        varName, quotedLen(prefix), prefix.data());
       }
     }
     firstEntry = false;
@@ -109,14 +127,14 @@ ncclResult_t applyList(const char* varName, std::string_view value, const ListKi
       if (found < 0) {
         std::string expected;
         for (int e = 0; e < kind.count; ++e) expected += (e ? ", " : "") + std::string(kind.names[e]);
-        return fail(ncclInvalidUsage, "%s: unknown %s \"%.*s\" (expected one of %s)", varName, kind.what,
-                    quotedLen(item), item.data(), expected.c_str());
+        return complain(quiet, ncclInvalidUsage, "%s: unknown %s \"%.*s\" (expected one of %s)", varName, kind.what,
+                        quotedLen(item), item.data(), expected.c_str());
       }
       named |= 1u << found;
     }
     if (!negate && named == 0) {
-      return fail(ncclInvalidUsage, "%s=\"%.*s\": entry \"%.*s\" lists no %s", varName, quotedLen(value),
-                  value.data(), quotedLen(entry), entry.data(), kind.what);
+      return complain(quiet, ncclInvalidUsage, "%s=\"%.*s\": entry \"%.*s\" lists no %s", varName, quotedLen(value),
+                      value.data(), quotedLen(entry), entry.data(), kind.what);
     }
 
     uint32_t all = (1u << kind.count) - 1;
@@ -157,12 +175,18 @@ AlgoProtoFilter defaultAlgoProtoFilter() {
   return f;
 }
 
-ncclResult_t applyAlgoList(const char* varName, std::string_view value, AlgoProtoFilter* filter) {
+ncclResult_t applyAlgoList(const char* varName, std::string_view value, AlgoProtoFilter* filter,
+                           std::string* quietError) {
   static const ListKind kind{kAlgoNames, kNumTunerAlgos, "algorithm"};
   uint32_t bits[kNumFilterFuncs];
   std::memcpy(bits, filter->algos, sizeof(bits));
   uint32_t touched = 0;
-  ACCL_CHECK(applyList(varName, value, kind, bits, &touched));
+  if (quietError) {
+    ncclResult_t res = applyList(varName, value, kind, bits, &touched, quietError);
+    if (res != ncclSuccess) return res;
+  } else {
+    ACCL_CHECK(applyList(varName, value, kind, bits, &touched, nullptr));
+  }
   std::memcpy(filter->algos, bits, sizeof(bits));
   return ncclSuccess;
 }
@@ -172,7 +196,7 @@ ncclResult_t applyProtoList(const char* varName, std::string_view value, AlgoPro
   uint32_t bits[kNumFilterFuncs];
   std::memcpy(bits, filter->protos, sizeof(bits));
   uint32_t touched = 0;
-  ACCL_CHECK(applyList(varName, value, kind, bits, &touched));
+  ACCL_CHECK(applyList(varName, value, kind, bits, &touched, nullptr));
   std::memcpy(filter->protos, bits, sizeof(bits));
   // A function the user assigned is no longer left to the topology's LL128 default.
   for (int f = 0; f < kNumCollFuncs; ++f)

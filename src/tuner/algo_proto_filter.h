@@ -72,8 +72,11 @@ struct AlgoProtoFilter {
 AlgoProtoFilter defaultAlgoProtoFilter();
 
 // Applies one NCCL_ALGO / NCCL_PROTO value on top of *filter (which is left unchanged on error).
-// `varName` only names the variable in messages. An empty value changes nothing.
-ncclResult_t applyAlgoList(const char* varName, std::string_view value, AlgoProtoFilter* filter);
+// `varName` only names the variable in messages. An empty value changes nothing. With
+// `quietError`, a value that does not parse is reported only there (no WARN, no last error): the
+// per-call algSelection of the nccl*Config collectives may fall back instead of failing.
+ncclResult_t applyAlgoList(const char* varName, std::string_view value, AlgoProtoFilter* filter,
+                           std::string* quietError = nullptr);
 ncclResult_t applyProtoList(const char* varName, std::string_view value, AlgoProtoFilter* filter);
 
 // The pure entry point: the default filter with NCCL_ALGO = `algo` and NCCL_PROTO = `proto` applied

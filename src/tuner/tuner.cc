@@ -105,7 +105,8 @@ bool Tuner::allowed(FuncId func, int algo, int proto) const {
   return true;
 }
 
-void Tuner::evaluate(FuncId func, size_t bytes, CostTable* out, int* pluginChannels, CostTable* beforeMasks) const {
+void Tuner::evaluate(FuncId func, size_t bytes, CostTable* out, int* pluginChannels, CostTable* beforeMasks,
+                     uint32_t callAlgos) const {
   model_->predict(func, bytes, out);
   *pluginChannels = 0;
   if (plugin_ && func != kFuncSendRecv) {
@@ -122,13 +123,33 @@ void Tuner::evaluate(FuncId func, size_t bytes, CostTable* out, int* pluginChann
   if (beforeMasks) *beforeMasks = *out;
   for (int a = 0; a < kNumTunerAlgos; ++a)
     for (int p = 0; p < kNumProtos; ++p)
-      if (out->us[a][p] >= 0 && !(allowed(func, a, p) && backendImplements(topo_, func, a, p))) out->us[a][p] = -1.0f;
+      if (out->us[a][p] >= 0 &&
+          !(((callAlgos >> a) & 1u) && allowed(func, a, p) && backendImplements(topo_, func, a, p)))
+        out->us[a][p] = -1.0f;
 }
 
 ncclResult_t Tuner::choose(FuncId func, size_t bytes, TunerChoice* out) const {
+  if (pick(func, bytes, kAllAlgosMask, out)) return ncclSuccess;
+  if (filter_.algoSet || filter_.protoSet) {
+    std::string algoVar = paramStr("NCCL_ALGO"), protoVar = paramStr("NCCL_PROTO");
+    return fail(ncclInvalidUsage,
+                "%s: NCCL_ALGO=\"%s\" / NCCL_PROTO=\"%s\" leave no algorithm x protocol the %s backend implements "
+                "for %zu bytes on %d ranks (%d nodes)",
+                funcName(func), algoVar.c_str(), protoVar.c_str(), topo_.host ? "host" : "CUDA", bytes, topo_.nRanks,
+                topo_.nNodes);
+  }
+  return fail(ncclInternalError, "%s: the %s cost model offers no algorithm x protocol for %zu bytes on %d ranks",
+              funcName(func), model_->name(), bytes, topo_.nRanks);
+}
+
+bool Tuner::chooseWithin(FuncId func, size_t bytes, uint32_t callAlgos, TunerChoice* out) const {
+  return pick(func, bytes, callAlgos & kAllAlgosMask, out);
+}
+
+bool Tuner::pick(FuncId func, size_t bytes, uint32_t callAlgos, TunerChoice* out) const {
   CostTable t, raw;
   int pluginChannels = 0;
-  evaluate(func, bytes, &t, &pluginChannels, &raw);
+  evaluate(func, bytes, &t, &pluginChannels, &raw, callAlgos);
   Pick best, second;
   cheapest(t, &best, &second);
   bool ll128AsSimple = false;
@@ -138,24 +159,14 @@ ncclResult_t Tuner::choose(FuncId func, size_t bytes, TunerChoice* out) const {
     CostTable asSimple;
     asSimple.clear();
     for (int a = 0; a < kNumTunerAlgos; ++a)
-      if (filter_.allowsAlgo(func, a) && filter_.allowsProto(func, kProtoLL128) &&
+      if (((callAlgos >> a) & 1u) && filter_.allowsAlgo(func, a) && filter_.allowsProto(func, kProtoLL128) &&
           backendImplements(topo_, func, a, kProtoSimple))
         asSimple.us[a][kProtoSimple] = raw.us[a][kProtoSimple];
     cheapest(asSimple, &best, &second);
     ll128AsSimple = best.algo >= 0;
   }
-  if (best.algo < 0) {
-    if (filter_.algoSet || filter_.protoSet) {
-      std::string algoVar = paramStr("NCCL_ALGO"), protoVar = paramStr("NCCL_PROTO");
-      return fail(ncclInvalidUsage,
-                  "%s: NCCL_ALGO=\"%s\" / NCCL_PROTO=\"%s\" leave no algorithm x protocol the %s backend implements "
-                  "for %zu bytes on %d ranks (%d nodes)",
-                  funcName(func), algoVar.c_str(), protoVar.c_str(), topo_.host ? "host" : "CUDA", bytes, topo_.nRanks,
-                  topo_.nNodes);
-    }
-    return fail(ncclInternalError, "%s: the %s cost model offers no algorithm x protocol for %zu bytes on %d ranks",
-                funcName(func), model_->name(), bytes, topo_.nRanks);
-  }
+  if (best.algo < 0) return false;
+  const char* perCall = callAlgos != kAllAlgosMask ? " (per-call selection)" : "";
   int nChannels = 1, nThreads = 0;
   model_->shape(func, best.algo, best.proto, bytes, &nChannels, &nThreads);
   if (pluginChannels > 0) nChannels = std::min(pluginChannels, kMaxPluginChannels);
@@ -165,20 +176,20 @@ ncclResult_t Tuner::choose(FuncId func, size_t bytes, TunerChoice* out) const {
   out->nThreads = nThreads;
   out->predictedUs = best.us;
   if (second.algo >= 0) {
-    ACCL_TRACE(ACCL_LOG_TUNING, "%s %zu B: %s/%s %.2f us, %d ch x %d thr%s%s (runner-up %s/%s %.2f us; model %s%s%s)",
-               funcName(func), bytes, algoName(best.algo), protoName(best.proto), best.us, nChannels, nThreads,
+    ACCL_TRACE(ACCL_LOG_TUNING, "%s %zu B: %s/%s %.2f us, %d ch x %d thr%s%s%s (runner-up %s/%s %.2f us; model %s%s%s)",
+               funcName(func), bytes, algoName(best.algo), protoName(best.proto), best.us, nChannels, nThreads, perCall,
                ll128AsSimple ? " (LL128 requested, run as Simple)" : "",
                pluginChannels > 0 ? " (channels from plugin)" : "", algoName(second.algo),
                protoName(second.proto), second.us, model_->name(), plugin_ ? ", plugin " : "",
                plugin_ ? plugin_->name() : "");
   } else {
-    ACCL_TRACE(ACCL_LOG_TUNING, "%s %zu B: %s/%s %.2f us, %d ch x %d thr%s%s (the only candidate; model %s%s%s)",
-               funcName(func), bytes, algoName(best.algo), protoName(best.proto), best.us, nChannels, nThreads,
+    ACCL_TRACE(ACCL_LOG_TUNING, "%s %zu B: %s/%s %.2f us, %d ch x %d thr%s%s%s (the only candidate; model %s%s%s)",
+               funcName(func), bytes, algoName(best.algo), protoName(best.proto), best.us, nChannels, nThreads, perCall,
                ll128AsSimple ? " (LL128 requested, run as Simple)" : "",
                pluginChannels > 0 ? " (channels from plugin)" : "", model_->name(), plugin_ ? ", plugin " : "",
                plugin_ ? plugin_->name() : "");
   }
-  return ncclSuccess;
+  return true;
 }
 
 }  // namespace accl

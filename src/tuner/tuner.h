@@ -1,6 +1,6 @@
 // Tuner: picks algorithm, protocol, channels and threads for one collective. It asks the cost
 // model for the predicted time of every combination, lets an NCCL tuner plugin (NCCL_TUNER_PLUGIN,
-// v2-v5 ABI) edit the table, drops what NCCL_ALGO / NCCL_PROTO or the backend rule out, and takes
+// v2-v6 ABI) edit the table, drops what NCCL_ALGO / NCCL_PROTO or the backend rule out, and takes
 // the minimum. Every choice can be explained (TUNING subsystem at TRACE, accl-tune table).
 #pragma once
 
@@ -25,7 +25,7 @@ class Tuner {
   ~Tuner();
   // `model` is owned by the tuner. Loads the plugin named by NCCL_TUNER_PLUGIN (none by default
   // unless libnccl-tuner.so is found); a plugin that fails to load or init is logged and ignored,
-  // as NCCL does. `commId` is passed to v5 plugins.
+  // as NCCL does. `commId` is passed to v5 and v6 plugins.
   static ncclResult_t create(const TunerTopo& topo, std::unique_ptr<CostModel> model, const AlgoProtoFilter& filter,
                              uint64_t commId, std::unique_ptr<Tuner>* out);
 
@@ -33,6 +33,11 @@ class Tuner {
   // ncclInvalidUsage when NCCL_ALGO / NCCL_PROTO leave nothing this backend implements (naming
   // the function and the variables), ncclInternalError when nothing is available at all.
   ncclResult_t choose(FuncId func, size_t bytes, TunerChoice* out) const;
+  // The same choice restricted further to the algorithms in `callAlgos` (bit per AlgoId, OneShot
+  // included): a per-call selection (ncclCollConfig_t.algSelection) on top of NCCL_ALGO /
+  // NCCL_PROTO. Returns false, and logs nothing, when nothing is left: the caller decides whether
+  // that is an error (forceAlgSelection) or falls back to choose().
+  bool chooseWithin(FuncId func, size_t bytes, uint32_t callAlgos, TunerChoice* out) const;
 
   // The cost table after the plugin and the filters (unavailable entries negative).
   void table(FuncId func, size_t bytes, CostTable* out) const;
@@ -46,8 +51,12 @@ class Tuner {
   // NCCL_ALGO / NCCL_PROTO (and LL128 left to the topology) allow func x algo x proto.
   bool allowed(FuncId func, int algo, int proto) const;
   // Model -> plugin -> filter and backend masks into *out; *pluginChannels is the plugin's channel
-  // count (0: none). `beforeMasks` (may be null) receives the table before the masks.
-  void evaluate(FuncId func, size_t bytes, CostTable* out, int* pluginChannels, CostTable* beforeMasks) const;
+  // count (0: none). `beforeMasks` (may be null) receives the table before the masks. Algorithms
+  // outside `callAlgos` are masked too.
+  void evaluate(FuncId func, size_t bytes, CostTable* out, int* pluginChannels, CostTable* beforeMasks,
+                uint32_t callAlgos = kAllAlgosMask) const;
+  // choose() and chooseWithin(): false when nothing is left.
+  bool pick(FuncId func, size_t bytes, uint32_t callAlgos, TunerChoice* out) const;
   TunerTopo topo_;
   std::unique_ptr<CostModel> model_;
   AlgoProtoFilter filter_;

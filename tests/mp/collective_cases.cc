@@ -60,6 +60,7 @@ std::string launchName(const LaunchKey& key) {
   name += key.env.algo == Algo::kRing ? "_Ring" : "_Tree";
   name += key.env.proto == Proto::kSimple ? "_Simple" : "_LL";
   name += key.env.size == SizeClass::kSmall ? "_Small" : "_Large";
+  if (key.env.viaConfig) name += "_ViaConfig";
   return name;
 }
 
@@ -72,7 +73,7 @@ size_t largeCount(ncclDataType_t type) { return kLargeBytes / typeSize(type) + k
 std::vector<std::pair<std::string, std::string>> envSettings(const EnvConfig& env) {
   const bool large = env.size == SizeClass::kLarge;
   return {
-      {"NCCL_ALGO", env.algo == Algo::kRing ? "Ring" : "Ring;AllReduce:Tree"},
+      {"NCCL_ALGO", env.viaConfig ? "" : algoSelection(env.algo)},
       {"NCCL_PROTO", env.proto == Proto::kSimple ? "Simple" : "LL"},
       {"NCCL_BUFFSIZE", large ? kLargeBuffSize : ""},
       {"NCCL_LL_BUFFSIZE", large ? kLargeLLBuffSize : ""},
@@ -80,6 +81,15 @@ std::vector<std::pair<std::string, std::string>> envSettings(const EnvConfig& en
       {"NCCL_MAX_NCHANNELS", large ? kLargeChannels : ""},
       {"NCCL_HOSTID", ""},  // set per rank in the child for two-node launches
   };
+}
+
+const char* algoSelection(Algo algo) { return algo == Algo::kRing ? "Ring" : "Ring;AllReduce:Tree"; }
+
+ncclCollConfig_t launchCollConfig(const EnvConfig& env) {
+  ncclCollConfig_t config = NCCL_COLLCONFIG_INITIALIZER;
+  config.algSelection = algoSelection(env.algo);
+  if (env.size == SizeClass::kLarge) config.minCTAs = config.maxCTAs = std::atoi(kLargeChannels);
+  return config;
 }
 
 std::string virtualHostId(int rank, int nranks) { return "node" + std::to_string(rank * 2 / nranks); }
@@ -130,6 +140,15 @@ std::vector<LaunchKey> singleNodeLaunches() {
         for (LaunchMode mode : {LaunchMode::kThreads, LaunchMode::kFork})
           for (int n : kMatrixRankCounts) out.push_back({mode, n, {algo, proto, size, false}});
   return out;
+}
+
+std::vector<LaunchKey> viaConfigLaunches() {
+  return {
+      {LaunchMode::kThreads, 3, {Algo::kRing, Proto::kSimple, SizeClass::kSmall, false, true}},
+      {LaunchMode::kFork, 5, {Algo::kTree, Proto::kLL, SizeClass::kSmall, false, true}},
+      {LaunchMode::kThreads, 4, {Algo::kTree, Proto::kSimple, SizeClass::kLarge, false, true}},
+      {LaunchMode::kFork, 3, {Algo::kRing, Proto::kLL, SizeClass::kLarge, false, true}},
+  };
 }
 
 std::vector<LaunchKey> twoNodeLaunches() {

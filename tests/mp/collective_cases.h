@@ -42,6 +42,10 @@ struct EnvConfig {
   Proto proto = Proto::kSimple;
   SizeClass size = SizeClass::kSmall;
   bool twoNodes = false;  // ranks split over two virtual nodes with NCCL_HOSTID (fork only)
+  // Every call goes through its nccl*Config variant: the algorithm is selected per call
+  // (algSelection = algoSelection(), NCCL_ALGO unset) and, for Large, minCTAs = maxCTAs = the
+  // launch's channel count, so even the smallest call spreads over every channel.
+  bool viaConfig = false;
 };
 
 struct LaunchKey {
@@ -50,7 +54,7 @@ struct LaunchKey {
   EnvConfig env;
 };
 
-// "Fork_4_Ring_LL_Small", "Fork_8_TwoNodes_Tree_Simple_Large"
+// "Fork_4_Ring_LL_Small", "Fork_8_TwoNodes_Tree_Simple_Large", "Thread_3_Ring_Simple_Small_ViaConfig"
 std::string launchName(const LaunchKey& key);
 void PrintTo(const LaunchKey& key, std::ostream* os);
 
@@ -61,6 +65,14 @@ size_t largeCount(ncclDataType_t type);
 
 std::vector<LaunchKey> singleNodeLaunches();
 std::vector<LaunchKey> twoNodeLaunches();
+// A few launches of the single-node matrix again through the nccl*Config variants (CI time).
+std::vector<LaunchKey> viaConfigLaunches();
+
+// The NCCL_ALGO value of an algorithm choice ("Ring", "Ring;AllReduce:Tree"); a viaConfig launch
+// passes it as the per-call algSelection instead.
+const char* algoSelection(Algo algo);
+// The per-call config of a viaConfig launch (NCCL_COLLCONFIG_INITIALIZER plus the above).
+ncclCollConfig_t launchCollConfig(const EnvConfig& env);
 
 // Every (collective, type, op) of the matrix: reducing collectives with the 7 ops, the others
 // with Op::kNone. 3*12*7 + 6*12 = 324 entries, collective-major.

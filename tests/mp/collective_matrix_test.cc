@@ -1,6 +1,7 @@
 // The collective correctness matrix (label mp): every collective x type x op x {Ring, Tree for
 // AllReduce} x {Simple, LL} x ranks {1,2,3,4,5,8} x counts {0,1,7,4099,~48 KiB} x in/out of place,
-// with the thread and the fork launcher, plus fork launches over two virtual nodes. Each test is
+// with the thread and the fork launcher, plus fork launches over two virtual nodes, plus a few
+// launches through the nccl*Config variants (per-call algSelection and channel bounds). Each test is
 // one launch: one communicator per rank running the launch's case list (collective_cases.h) and
 // checking every element against closed-form values (collective_expect.h).
 //
@@ -22,6 +23,12 @@ std::string launchDescription(const LaunchKey& key) {
   for (const auto& [name, value] : envSettings(key.env))
     if (!value.empty()) text += " " + name + "=" + value;
   if (key.env.twoNodes) text += " NCCL_HOSTID=node{0,1}";
+  if (key.env.viaConfig) {
+    const ncclCollConfig_t config = launchCollConfig(key.env);
+    text += std::string(" via nccl*Config algSelection=") + config.algSelection;
+    if (config.minCTAs != NCCL_CONFIG_UNDEF_INT)
+      text += " minCTAs=maxCTAs=" + std::to_string(config.minCTAs);
+  }
   return text;
 }
 
@@ -32,7 +39,8 @@ void runMatrixRank(RankContext& ctx, const LaunchKey& key, const std::vector<Cas
     setenv("NCCL_HOSTID", virtualHostId(ctx.rank, ctx.nranks).c_str(), 1);
   ncclComm_t comm = nullptr;
   if (!initComm(ctx, &comm)) return;
-  CollectiveRunner runner(ctx, comm, launch);
+  const ncclCollConfig_t config = launchCollConfig(key.env);
+  CollectiveRunner runner(ctx, comm, launch, CallVia{key.env.viaConfig, key.env.viaConfig ? &config : nullptr});
   bool callsOk = true;
   for (const CaseSpec& cs : cases) {
     if (!runner.run(cs)) {
@@ -80,6 +88,8 @@ std::string launchParamName(const testing::TestParamInfo<LaunchKey>& info) { ret
 INSTANTIATE_TEST_SUITE_P(SingleNode, CollectiveMatrixTest, testing::ValuesIn(singleNodeLaunches()),
                          launchParamName);
 INSTANTIATE_TEST_SUITE_P(TwoNodes, CollectiveMatrixTest, testing::ValuesIn(twoNodeLaunches()),
+                         launchParamName);
+INSTANTIATE_TEST_SUITE_P(ViaConfig, CollectiveMatrixTest, testing::ValuesIn(viaConfigLaunches()),
                          launchParamName);
 
 }  // namespace

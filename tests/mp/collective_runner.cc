@@ -29,8 +29,39 @@ const char* collCallName(Coll coll) {
   return "?";
 }
 
+namespace {
+
+ncclResult_t callConfigVariant(const CaseSpec& cs, const void* send, void* recv, ncclRedOp_t op, ncclComm_t comm,
+                               const ncclCollConfig_t* config) {
+  cudaStream_t stream = nullptr;
+  switch (cs.coll) {
+    case Coll::kAllReduce:
+      return ncclAllReduceConfig(send, recv, cs.count, cs.type, op, comm, stream, config);
+    case Coll::kReduce:
+      return ncclReduceConfig(send, recv, cs.count, cs.type, op, cs.root, comm, stream, config);
+    case Coll::kBroadcast:
+      return ncclBroadcastConfig(send, recv, cs.count, cs.type, cs.root, comm, stream, config);
+    case Coll::kBcast:
+      return ncclBroadcastConfig(recv, recv, cs.count, cs.type, cs.root, comm, stream, config);
+    case Coll::kReduceScatter:
+      return ncclReduceScatterConfig(send, recv, cs.count, cs.type, op, comm, stream, config);
+    case Coll::kAllGather:
+      return ncclAllGatherConfig(send, recv, cs.count, cs.type, comm, stream, config);
+    case Coll::kAlltoAll:
+      return ncclAlltoAllConfig(send, recv, cs.count, cs.type, comm, stream, config);
+    case Coll::kGather:
+      return ncclGatherConfig(send, recv, cs.count, cs.type, cs.root, comm, stream, config);
+    case Coll::kScatter:
+      return ncclScatterConfig(send, recv, cs.count, cs.type, cs.root, comm, stream, config);
+  }
+  return ncclInternalError;
+}
+
+}  // namespace
+
 ncclResult_t callCollective(const CaseSpec& cs, const void* send, void* recv, ncclRedOp_t op,
-                            ncclComm_t comm) {
+                            ncclComm_t comm, CallVia via) {
+  if (via.configVariant) return callConfigVariant(cs, send, recv, op, comm, via.config);
   cudaStream_t stream = nullptr;
   switch (cs.coll) {
     case Coll::kAllReduce:
@@ -55,8 +86,8 @@ ncclResult_t callCollective(const CaseSpec& cs, const void* send, void* recv, nc
   return ncclInternalError;
 }
 
-CollectiveRunner::CollectiveRunner(RankContext& ctx, ncclComm_t comm, std::string launch)
-    : ctx_(ctx), comm_(comm), launch_(std::move(launch)) {}
+CollectiveRunner::CollectiveRunner(RankContext& ctx, ncclComm_t comm, std::string launch, CallVia via)
+    : ctx_(ctx), comm_(comm), launch_(std::move(launch)), via_(via) {}
 
 void CollectiveRunner::caseFailure(const CaseSpec& cs, const std::string& what) {
   ++failed_;
@@ -92,7 +123,7 @@ bool CollectiveRunner::run(const CaseSpec& cs) {
     storeElem(cs.type, &scalar, 0, device ? real : decoy);
   }
 
-  const ncclResult_t res = callCollective(cs, send, recv, op, comm_);
+  const ncclResult_t res = callCollective(cs, send, recv, op, comm_, via_);
   if (userOp) {
     ncclResult_t destroyed = ncclRedOpDestroy(op, comm_);
     if (destroyed != ncclSuccess)
@@ -100,8 +131,11 @@ bool CollectiveRunner::run(const CaseSpec& cs) {
                           ncclGetErrorString(destroyed) + "); last error: " + ncclGetLastError(nullptr));
   }
   if (res != ncclSuccess) {
-    caseFailure(cs, std::string(collCallName(cs.coll)) + " returned " + std::to_string(res) + " (" +
-                        ncclGetErrorString(res) + "); last error: " + ncclGetLastError(nullptr));
+    const std::string call = !via_.configVariant      ? collCallName(cs.coll)
+                             : cs.coll == Coll::kBcast ? "ncclBroadcastConfig"
+                                                       : std::string(collCallName(cs.coll)) + "Config";
+    caseFailure(cs, call + " returned " + std::to_string(res) + " (" + ncclGetErrorString(res) +
+                        "); last error: " + ncclGetLastError(nullptr));
     return false;
   }
 

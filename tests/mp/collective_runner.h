@@ -18,13 +18,21 @@ inline constexpr int kMaxReportedCases = 10;
 // The NCCL entry point a collective case calls ("ncclAllReduce", ...).
 const char* collCallName(Coll coll);
 
+// How a case calls the library: the plain entry point, or its nccl*Config variant with `config`
+// (which may be NULL: the plain call again). Bcast has no Config variant: ncclBroadcastConfig
+// with sendbuff == recvbuff.
+struct CallVia {
+  bool configVariant = false;
+  const ncclCollConfig_t* config = nullptr;
+};
+
 // Issues the collective with the given pointers (stream NULL) and returns its result.
 ncclResult_t callCollective(const CaseSpec& cs, const void* sendbuff, void* recvbuff, ncclRedOp_t op,
-                            ncclComm_t comm);
+                            ncclComm_t comm, CallVia via = {});
 
 class CollectiveRunner {
  public:
-  CollectiveRunner(RankContext& ctx, ncclComm_t comm, std::string launch);
+  CollectiveRunner(RankContext& ctx, ncclComm_t comm, std::string launch, CallVia via = {});
 
   // Runs one case: prepares the buffers, creates the PreMulSum op if the case has one, calls the
   // collective, checks every element (guards included) and destroys the op. Returns false when a
@@ -43,6 +51,7 @@ class CollectiveRunner {
   RankContext& ctx_;
   ncclComm_t comm_;
   std::string launch_;
+  CallVia via_;
   HostBuffer buffers_[2];
   int run_ = 0;
   int failed_ = 0;

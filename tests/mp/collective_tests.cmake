@@ -1,10 +1,13 @@
 # Collective correctness tests (the collective_* files): the matrix, the send/recv patterns and the
-# bad-input cases (label mp, one binary), and the unit test of their expectation helpers (label
-# unit, no library needed). Included from tests/mp/CMakeLists.txt after accl_add_mp_test.
+# bad-input cases (label mp, one binary), the nccl*Config tests (coll_config_test.cc, label mp), and
+# the unit test of their expectation helpers (label unit, no library needed). Included from tests/mp/CMakeLists.txt after accl_add_mp_test.
 set(ACCL_COLL_HELPERS collective_types.cc collective_expect.cc collective_cases.cc)
 
 accl_add_mp_test(accl_mp_collective_tests ${ACCL_COLL_HELPERS} collective_runner.cc collective_matrix_test.cc
                  collective_p2p_test.cc collective_bad_input_test.cc)
+
+# The nccl*Config collectives: per-call algorithm selection, channel bounds, profiler tag, errors.
+accl_add_mp_test(accl_mp_coll_config_tests ${ACCL_COLL_HELPERS} collective_runner.cc coll_config_test.cc)
 
 add_executable(accl_collective_expect_tests ${ACCL_COLL_HELPERS} collective_expect_test.cc)
 target_include_directories(accl_collective_expect_tests PRIVATE ${PROJECT_SOURCE_DIR}/tests)
