@@ -1,8 +1,13 @@
 #!/usr/bin/env bash
 # Builds accl and runs every test that this machine can run (all labels but gpu; gpu too when a
 # GPU is visible). The same command runs in CI (.ci/run).
+# Before the build it fetches, when it can (both optional, both cached under ~/.cache/accl):
+# NVIDIA's NCCL 2.32.3 headers and library for the ABI comparisons, and torch 2.15.0 for the
+# PyTorch smoke test. Without network the tests that need them skip.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+scripts/fetch-nccl-reference.sh
+scripts/torch-venv.sh
 scripts/build.sh
 BUILD_DIR=${BUILD_DIR:-build}
 exclude="gpu"

@@ -1,14 +1,19 @@
-// Checks the dynamic symbol table of our libnccl.so against NVIDIA's: every nccl*/pnccl* symbol
-// NVIDIA exports must be exported by ours (against the installed library when present, and always
-// against the list recorded from NCCL 2.28.9), nothing else may be exported, and each nccl* entry
-// point must be a weak alias sitting at the same address as its pncclX twin.
+// Checks the dynamic symbol table of our libnccl.so against NCCL's:
+// - its nccl*/pnccl* names EQUAL NCCL 2.32.3's (data/nccl-2.32.3-exports.txt, taken from
+//   NVIDIA's nvidia-nccl-cu13 2.32.3 wheel), and nothing else is exported;
+// - every NCCL function torch 2.15.0's libtorch_cuda.so imports (data/torch-2.15.0-nccl-imports.txt)
+//   is exported, since Python loads it with RTLD_NOW;
+// - each nccl* entry point is a weak alias at the same address as its strong pncclX twin;
+// - when NVIDIA's libraries are on this machine: 2.32.3's exports still equal the recorded list
+//   (with the same binding as ours), and the installed 2.28.9 library exports a subset of ours.
+#include <gtest/gtest.h>
+
 #include <cstdio>
+#include <fstream>
 #include <map>
 #include <set>
 #include <sstream>
 #include <string>
-
-#include <gtest/gtest.h>
 
 namespace {
 
@@ -17,6 +22,9 @@ struct Symbol {
   char type = '?';
 };
 using SymbolMap = std::map<std::string, Symbol>;
+using NameSet = std::set<std::string>;
+
+const char kNoProfilingTwin[] = "ncclResetDebugInitInternal";
 
 // Defined dynamic symbols of `lib` as listed by `nm -D --defined-only`; false when nm failed.
 bool readExports(const std::string& lib, SymbolMap& out) {
@@ -40,74 +48,68 @@ bool readExports(const std::string& lib, SymbolMap& out) {
   return status == 0;
 }
 
-// The nccl* symbols NCCL 2.28.9's libnccl.so.2 exports. Each also exists as pnccl*, except
-// ncclResetDebugInitInternal.
-const char* const kNccl2289Exports[] = {
-    "ncclAllGather", "ncclAllReduce", "ncclAlltoAll", "ncclBcast", "ncclBroadcast", "ncclCommAbort",
-    "ncclCommCount", "ncclCommCuDevice", "ncclCommDeregister", "ncclCommDestroy", "ncclCommFinalize",
-    "ncclCommGetAsyncError", "ncclCommInitAll", "ncclCommInitRank", "ncclCommInitRankConfig",
-    "ncclCommInitRankScalable", "ncclCommRegister", "ncclCommRevoke", "ncclCommShrink", "ncclCommSplit",
-    "ncclCommUserRank", "ncclCommWindowDeregister", "ncclCommWindowRegister", "ncclDevCommCreate",
-    "ncclDevCommDestroy", "ncclGather", "ncclGetErrorString", "ncclGetLastError", "ncclGetUniqueId",
-    "ncclGetVersion", "ncclGinBarrierCreateRequirement", "ncclGroupEnd", "ncclGroupSimulateEnd",
-    "ncclGroupStart", "ncclLLA2ACalcSlots", "ncclLLA2ACreateRequirement", "ncclLsaBarrierCreateRequirement",
-    "ncclMemAlloc", "ncclMemFree", "ncclRecv", "ncclRedOpCreatePreMulSum", "ncclRedOpDestroy", "ncclReduce",
-    "ncclReduceScatter", "ncclResetDebugInit", "ncclResetDebugInitInternal", "ncclScatter", "ncclSend",
-    "ncclTeamLsa", "ncclTeamRail", "ncclTeamRankToLsa", "ncclTeamRankToWorld", "ncclTeamWorld",
-};
-const char kNoProfilingTwin[] = "ncclResetDebugInitInternal";
-
-std::set<std::string> recordedExports() {
-  std::set<std::string> names;
-  for (const char* n : kNccl2289Exports) {
-    names.insert(n);
-    if (std::string(n) != kNoProfilingTwin) names.insert(std::string("p") + n);
+// A name list from tests/abi/data: one name per line, '#' lines are comments.
+NameSet readList(const std::string& file) {
+  std::string path = std::string(ACCL_ABI_DATA_DIR) + "/" + file;
+  std::ifstream in(path);
+  EXPECT_TRUE(in.good()) << "cannot read " << path;
+  NameSet names;
+  std::string line;
+  while (std::getline(in, line)) {
+    if (line.empty() || line[0] == '#') continue;
+    EXPECT_TRUE(names.insert(line).second) << path << ": " << line << " is listed twice";
   }
   return names;
 }
 
+NameSet nccl2323Exports() { return readList("nccl-2.32.3-exports.txt"); }
+NameSet torch2150Imports() { return readList("torch-2.15.0-nccl-imports.txt"); }
+
 bool isNcclName(const std::string& s) { return s.rfind("nccl", 0) == 0 || s.rfind("pnccl", 0) == 0; }
 
-std::string missingFrom(const SymbolMap& ours, const std::set<std::string>& wanted) {
+NameSet ncclNamesOf(const SymbolMap& syms) {
+  NameSet names;
+  for (const auto& [name, sym] : syms)
+    if (isNcclName(name)) names.insert(name);
+  return names;
+}
+
+// Names of `wanted` that `have` lacks, space-separated ("" when none).
+std::string missingFrom(const NameSet& have, const NameSet& wanted) {
   std::string missing;
   for (const std::string& n : wanted)
-    if (!ours.count(n)) missing += n + " ";
+    if (!have.count(n)) missing += n + " ";
   return missing;
 }
 
-TEST(Exports, RecordedListIsComplete) {
-  // 53 nccl* names and 52 pnccl* twins, as NVIDIA's 2.28.9 library has.
-  EXPECT_EQ(sizeof(kNccl2289Exports) / sizeof(kNccl2289Exports[0]), 53u);
-  EXPECT_EQ(recordedExports().size(), 105u);
+TEST(Exports, RecordedListsAreWellFormed) {
+  NameSet nccl = nccl2323Exports();
+  // 97 nccl* names; each has its pnccl* twin except ncclResetDebugInitInternal.
+  EXPECT_EQ(nccl.size(), 193u);
+  size_t plain = 0;
+  for (const std::string& n : nccl) {
+    EXPECT_TRUE(isNcclName(n)) << n;
+    if (n[0] == 'p') {
+      EXPECT_TRUE(nccl.count(n.substr(1))) << n << " without " << n.substr(1);
+      continue;
+    }
+    ++plain;
+    if (n != kNoProfilingTwin) EXPECT_TRUE(nccl.count("p" + n)) << n << " without p" << n;
+  }
+  EXPECT_EQ(plain, 97u);
+  NameSet torch = torch2150Imports();
+  EXPECT_EQ(torch.size(), 51u);
+  for (const std::string& n : torch) EXPECT_TRUE(isNcclName(n)) << n;
+  // torch only needs what NCCL 2.32.3 itself exports.
+  EXPECT_EQ(missingFrom(nccl, torch), "");
 }
 
-TEST(Exports, OursCoversTheRecordedNccl2289List) {
+TEST(Exports, OursEqualNccl2323) {
   SymbolMap ours;
   ASSERT_TRUE(readExports(ACCL_LIB_PATH, ours));
-  std::string missing = missingFrom(ours, recordedExports());
-  EXPECT_TRUE(missing.empty()) << "missing from " << ACCL_LIB_PATH << ": " << missing;
-}
-
-TEST(Exports, OursCoversNvidiaLibrary) {
-  std::string nvLib = ACCL_NVIDIA_LIB_PATH;
-  if (nvLib.empty()) GTEST_SKIP() << "NVIDIA's libnccl.so.2 was not found at configure time; "
-                                     "OursCoversTheRecordedNccl2289List checks the recorded 2.28.9 list instead";
-  SymbolMap nv, ours;
-  ASSERT_TRUE(readExports(nvLib, nv));
-  ASSERT_TRUE(readExports(ACCL_LIB_PATH, ours));
-  std::set<std::string> wanted;
-  for (const auto& [name, sym] : nv)
-    if (isNcclName(name)) wanted.insert(name);
-  EXPECT_GE(wanted.size(), 105u);
-  std::string missing = missingFrom(ours, wanted);
-  EXPECT_TRUE(missing.empty()) << "exported by " << nvLib << " but not by ours: " << missing;
-  // Same binding as NVIDIA: weak nccl*, strong pnccl*.
-  for (const std::string& n : wanted) {
-    auto it = ours.find(n);
-    if (it == ours.end()) continue;
-    EXPECT_EQ(it->second.type, nv[n].type) << n << ": nm type differs (NVIDIA " << nv[n].type << ", ours "
-                                            << it->second.type << ")";
-  }
+  NameSet have = ncclNamesOf(ours), want = nccl2323Exports();
+  EXPECT_EQ(missingFrom(have, want), "") << "exported by NCCL 2.32.3 but not by " << ACCL_LIB_PATH;
+  EXPECT_EQ(missingFrom(want, have), "") << "exported by " << ACCL_LIB_PATH << " but not by NCCL 2.32.3";
 }
 
 TEST(Exports, OursExportsOnlyNcclNames) {
@@ -117,7 +119,15 @@ TEST(Exports, OursExportsOnlyNcclNames) {
   std::string stray;
   for (const auto& [name, sym] : ours)
     if (!isNcclName(name)) stray += name + "(" + sym.type + ") ";
-  EXPECT_TRUE(stray.empty()) << "exported symbols outside nccl*/pnccl*: " << stray;
+  EXPECT_EQ(stray, "") << "exported symbols outside nccl*/pnccl*";
+}
+
+// Python loads libtorch_cuda.so with RTLD_NOW: one missing name and `import torch` fails.
+TEST(Exports, OursCoverTorch2150Imports) {
+  SymbolMap ours;
+  ASSERT_TRUE(readExports(ACCL_LIB_PATH, ours));
+  EXPECT_EQ(missingFrom(ncclNamesOf(ours), torch2150Imports()), "")
+      << "imported by torch 2.15.0's libtorch_cuda.so but not exported by " << ACCL_LIB_PATH;
 }
 
 // ncclX is a weak alias of pncclX: same address, weak binding, so a profiler can interpose ncclX.
@@ -138,7 +148,45 @@ TEST(Exports, EachNcclIsAWeakAliasOfItsProfilingTwin) {
     EXPECT_EQ(it->second.type, 'W') << plain << " should be a weak symbol";
     EXPECT_EQ(it->second.address, sym.address) << plain << " and " << name << " are at different addresses";
   }
-  EXPECT_GE(pairs, 52);
+  for (const auto& [name, sym] : ours)
+    if (name.rfind("nccl", 0) == 0 && name != kNoProfilingTwin && !ours.count("p" + name))
+      ADD_FAILURE() << name << " is exported without p" << name;
+  EXPECT_EQ(pairs, 96);
+}
+
+// NVIDIA's 2.32.3 library, when fetched (scripts/fetch-nccl-reference.sh): the recorded list is
+// still its export list, and each name has the same binding as ours (weak nccl*, strong pnccl*).
+TEST(Exports, Nvidia2323LibraryMatchesTheRecordedListAndOurBindings) {
+  std::string nvLib = ACCL_NCCL_REFERENCE_LIB;
+  if (nvLib.empty())
+    GTEST_SKIP() << "NVIDIA's NCCL 2.32.3 library is not in ACCL_NCCL_REFERENCE_DIR (run "
+                    "scripts/fetch-nccl-reference.sh); OursEqualNccl2323 uses the recorded list";
+  SymbolMap nv, ours;
+  ASSERT_TRUE(readExports(nvLib, nv));
+  ASSERT_TRUE(readExports(ACCL_LIB_PATH, ours));
+  NameSet nvNames = ncclNamesOf(nv), recorded = nccl2323Exports();
+  EXPECT_EQ(missingFrom(nvNames, recorded), "") << "recorded but not exported by " << nvLib;
+  EXPECT_EQ(missingFrom(recorded, nvNames), "") << "exported by " << nvLib << " but not recorded";
+  for (const std::string& n : nvNames) {
+    auto it = ours.find(n);
+    if (it == ours.end()) continue;  // OursEqualNccl2323 reports it
+    EXPECT_EQ(it->second.type, nv[n].type)
+        << n << ": nm type differs (NVIDIA " << nv[n].type << ", ours " << it->second.type << ")";
+  }
+}
+
+// Clients linked against the NCCL that comes with CUDA (2.28.9) keep loading.
+TEST(Exports, OursCoverInstalledNccl2289) {
+  std::string nvLib = ACCL_NCCL_2289_LIB_PATH;
+  if (nvLib.empty()) GTEST_SKIP() << "NVIDIA's libnccl.so.2 2.28.9 was not found at configure time";
+  SymbolMap nv, ours;
+  ASSERT_TRUE(readExports(nvLib, nv));
+  ASSERT_TRUE(readExports(ACCL_LIB_PATH, ours));
+  NameSet wanted = ncclNamesOf(nv);
+  EXPECT_GE(wanted.size(), 105u);
+  EXPECT_EQ(missingFrom(ncclNamesOf(ours), wanted), "") << "exported by " << nvLib << " but not by ours";
+  // ... and so does the recorded 2.32.3 list: NCCL removed nothing between the two.
+  EXPECT_EQ(missingFrom(nccl2323Exports(), wanted), "") << "exported by " << nvLib << " but not by NCCL 2.32.3";
 }
 
 }  // namespace
