@@ -21,8 +21,6 @@
 namespace accl {
 namespace {
 
-constexpr uint64_t kMaxMessageBytes = 1ull << 36;  // anything larger is a corrupt header
-
 std::string fmt(const char* format, ...) __attribute__((format(printf, 1, 2)));
 std::string fmt(const char* format, ...) {
   char buf[512];
@@ -63,6 +61,9 @@ ncclResult_t Bootstrap::create(const ncclUniqueId* ids, int nIds, const Bootstra
   out->reset();
   if (options.nranks < 1)
     return fail(ncclInvalidArgument, "ncclCommInitRank: nranks %d is invalid (must be >= 1)", options.nranks);
+  if (options.nranks > kMaxRanks)
+    return fail(ncclInvalidArgument, "ncclCommInitRank: nranks %d exceeds the maximum of %d ranks accl supports",
+                options.nranks, kMaxRanks);
   if (options.rank < 0 || options.rank >= options.nranks)
     return fail(ncclInvalidArgument, "ncclCommInitRank: rank %d is out of range [0, %d)", options.rank,
                 options.nranks);
@@ -93,18 +94,20 @@ ncclResult_t Bootstrap::join(const ncclUniqueId* ids, int nIds) {
       if (infos[i].magic == infos[j].magic && infos[i].root == infos[j].root)
         return fail(ncclInvalidArgument, "ncclCommInitRankScalable: unique ids #%d and #%d are the same (%s)",
                     i, j, infos[i].root.toString().c_str());
-  magic_ = infos[0].magic;
+  key_ = infos[0].key();
   const int myRoot = rootOfRank(nranks_, nIds, rank_);
   const RankBlock block = rankBlock(nranks_, nIds, myRoot);
   const UniqueIdInfo& root = infos[myRoot];
 
   // An NCCL_COMM_ID id has no root running anywhere yet: the block's first rank hosts it.
   if (root.magic == kCommIdMagic && rank_ == block.first)
-    ACCL_CHECK(startBootstrapRootAt(root.root, root.magic, timeoutMs_, abortFlag_));
+    ACCL_CHECK(startBootstrapRootAt(root.root, root.key(), timeoutMs_, abortFlag_));
 
   SocketAddress local;
   ACCL_CHECK(bootstrapNetAddress(&local));
   ACCL_CHECK(Socket::listen(local, &listener_));
+  acceptor_.start(&listener_, key_, SocketType::kBootstrap, AuthMode::kClientFirst, handshakeMs(),
+                  "bootstrap: rank " + std::to_string(rank_) + "'s peer listener");
   peers_.assign(nranks_, SocketAddress());
   peers_[rank_] = listener_.localAddress();
   incoming_.resize(nranks_);
@@ -113,7 +116,7 @@ ncclResult_t Bootstrap::join(const ncclUniqueId* ids, int nIds) {
 
   JoinRequest req;
   std::memset(static_cast<void*>(&req), 0, sizeof(req));
-  req.header = WireHeader{kJoinRequestKind, kWireVersion};
+  req.header = wireHeader(kJoinRequestKind, sizeof(req));
   req.rank = rank_;
   req.nranks = nranks_;
   req.nroots = nIds;
@@ -122,12 +125,13 @@ ncclResult_t Bootstrap::join(const ncclUniqueId* ids, int nIds) {
   req.listenAddr = peers_[rank_];
   req.root0Addr = infos[0].root;
   req.root0Magic = infos[0].magic;
+  std::memcpy(req.root0Secret, infos[0].secret.data(), kSecretBytes);
 
   std::string rootName = fmt("the bootstrap root (id #%d at %s)", myRoot, root.root.toString().c_str());
   Socket rootConn;
   {
     SocketWait w = waitFor(rootName.c_str());
-    ACCL_CHECK(Socket::connect(root.root, root.magic, SocketType::kBootstrap, w, &rootConn));
+    ACCL_CHECK(Socket::connect(root.root, root.key(), SocketType::kBootstrap, w, &rootConn));
     ACCL_CHECK(rootConn.sendAll(&req, sizeof(req), w));
   }
   auto reply = std::make_unique<JoinReply>();
@@ -136,10 +140,14 @@ ncclResult_t Bootstrap::join(const ncclUniqueId* ids, int nIds) {
     // of a multi-id job, plus the block roots' exchange); wait long enough to hear its explanation.
     std::string what = "the answer of " + rootName;
     SocketWait w = SocketWait::in((nIds > 1 ? 3 : 2) * timeoutMs_, abortFlag_, what.c_str());
-    ACCL_CHECK(rootConn.recvAll(reply.get(), sizeof(JoinReply), w));
+    auto raw = std::make_unique<JoinReply>();
+    ACCL_CHECK(rootConn.recvAll(raw.get(), sizeof(JoinReply), w));
+    std::string why;
+    if (!decodeJoinReply(raw.get(), sizeof(JoinReply), reply.get(), &why))
+      return fail(ncclRemoteError, "bootstrap: rank %d got a malformed answer from %s: %s", rank_,
+                  rootName.c_str(), why.c_str());
   }
   rootConn.close();
-  reply->message[kWireMessageBytes - 1] = '\0';
   if (reply->status != ncclSuccess) {
     ncclResult_t code = static_cast<ncclResult_t>(reply->status);
     return fail(code, "%s (rank %d)", reply->message, rank_);
@@ -165,61 +173,59 @@ ncclResult_t Bootstrap::connectRing(const SocketAddress& next) {
   const int nextRank = (rank_ + 1) % nranks_;
   std::string what = fmt("ring successor rank %d", nextRank);
   SocketWait w = waitFor(what.c_str());
-  ACCL_CHECK(Socket::connect(next, magic_, SocketType::kBootstrap, w, &ringNext_));
+  ACCL_CHECK(Socket::connect(next, key_, SocketType::kBootstrap, w, &ringNext_, AuthMode::kClientFirst));
   PeerHello hello{static_cast<uint32_t>(PeerLink::kRing), rank_};
   ACCL_CHECK(ringNext_.sendAll(&hello, sizeof(hello), w));
   return ncclSuccess;
 }
 
-ncclResult_t Bootstrap::acceptPeer(const SocketWait& wait) {
-  const int64_t perConnection = std::clamp<int64_t>(timeoutMs_ / 4, 50, 1000);
-  SocketWait w = shortWait(wait, perConnection, "a peer connection");
-  Socket conn;
-  if (listener_.accept(magic_, SocketType::kBootstrap, w, &conn, perConnection) != ncclSuccess) {
-    if (wait.aborted()) return abortedError(rank_, wait.what);
-    return ncclSuccess;  // only strangers, or nobody yet
-  }
+int64_t Bootstrap::handshakeMs() const { return std::clamp<int64_t>(timeoutMs_ / 4, 50, 1000); }
+
+void Bootstrap::filePeer(Socket conn, const SocketWait& wait) {
+  // Only connections that proved the secret get here, and they send their hello right away.
+  unsigned char raw[sizeof(PeerHello)];
+  SocketWait hw = shortWait(wait, handshakeMs(), "a peer hello");
+  if (conn.recvAll(raw, sizeof(raw), hw) != ncclSuccess) return;
   PeerHello hello;
-  SocketWait hw = shortWait(wait, perConnection, "a peer hello");
-  if (conn.recvAll(&hello, sizeof(hello), hw) != ncclSuccess) return ncclSuccess;
-  if (hello.fromRank < 0 || hello.fromRank >= nranks_) {
-    ACCL_INFO(ACCL_LOG_BOOTSTRAP, "bootstrap: rank %d dropping a connection from %s claiming rank %d", rank_,
-              conn.peerAddress().toString().c_str(), hello.fromRank);
-    return ncclSuccess;
+  std::string why;
+  if (!decodePeerHello(raw, sizeof(raw), nranks_, &hello, &why)) {
+    ACCL_INFO(ACCL_LOG_BOOTSTRAP, "bootstrap: rank %d dropping a connection from %s: %s", rank_,
+              conn.peerAddress().toString().c_str(), why.c_str());
+    return;
   }
   const int prev = (rank_ + nranks_ - 1) % nranks_;
   if (hello.link == static_cast<uint32_t>(PeerLink::kRing)) {
     if (ringPrev_.valid() || hello.fromRank != prev) {
-      ACCL_INFO(ACCL_LOG_BOOTSTRAP, "bootstrap: rank %d dropping an unexpected ring connection from rank %d",
-                rank_, hello.fromRank);
-      return ncclSuccess;
+      ACCL_INFO(ACCL_LOG_BOOTSTRAP, "bootstrap: rank %d dropping an unexpected ring connection from rank %d (%s)",
+                rank_, hello.fromRank, conn.peerAddress().toString().c_str());
+      return;
     }
     ringPrev_ = std::move(conn);
-  } else if (hello.link == static_cast<uint32_t>(PeerLink::kP2p)) {
+  } else {
     peerGone_[hello.fromRank] = 0;
     if (incoming_[hello.fromRank].valid())
       ACCL_INFO(ACCL_LOG_BOOTSTRAP,
                 "bootstrap: rank %d: rank %d opened a second connection; using the new one", rank_,
                 hello.fromRank);
     incoming_[hello.fromRank] = std::move(conn);
-  } else {
-    ACCL_INFO(ACCL_LOG_BOOTSTRAP, "bootstrap: rank %d dropping a connection of unknown kind %u from rank %d",
-              rank_, hello.link, hello.fromRank);
   }
-  return ncclSuccess;
 }
 
 ncclResult_t Bootstrap::readMessage(int peer, const SocketWait& wait) {
   Socket& c = incoming_[peer];
-  MessageHeader h;
+  unsigned char raw[sizeof(MessageHeader)];
   std::string what = fmt("a message from rank %d", peer);
   SocketWait w = wait;
   w.what = what.c_str();
-  ACCL_CHECK(c.recvAll(&h, sizeof(h), w));
-  if (h.bytes > kMaxMessageBytes)
-    return fail(ncclInternalError,
-                "bootstrap: rank %d got a corrupt message header from rank %d (%llu bytes)", rank_, peer,
-                static_cast<unsigned long long>(h.bytes));
+  ACCL_CHECK(c.recvAll(raw, sizeof(raw), w));
+  MessageHeader h;
+  std::string why;
+  if (!decodeMessageHeader(raw, sizeof(raw), &h, &why)) {
+    c.close();  // the stream is out of step: nothing more from this connection can be trusted
+    peerGone_[peer] = 1;
+    return fail(ncclInternalError, "bootstrap: rank %d got a corrupt message header from rank %d: %s", rank_, peer,
+                why.c_str());
+  }
   std::vector<char> payload(h.bytes);
   ACCL_CHECK(c.recvAll(payload.data(), payload.size(), w));
   queued_[{peer, h.tag}].push_back(std::move(payload));
@@ -240,9 +246,11 @@ ncclResult_t Bootstrap::progressIncoming(const SocketWait& wait, int waitedPeer,
       fds.push_back(pollfd{incoming_[p].fd(), POLLIN, 0});
       owners.push_back(p);
     }
-    // The listener goes last: accepting may replace an incoming connection polled above.
-    fds.push_back(pollfd{listener_.fd(), POLLIN, 0});
-    owners.push_back(-1);
+    // The listener and the handshakes in progress go last: filing a peer may replace an incoming
+    // connection polled above.
+    size_t firstAcceptorFd = fds.size();
+    acceptor_.pollFds(&fds);
+    owners.resize(fds.size(), -1);
     int64_t left = wait.remainingMs();
     int n = ::poll(fds.data(), fds.size(), static_cast<int>(left < 0 || left > 100 ? 100 : left));
     if (n < 0 && errno == EINTR) continue;
@@ -251,12 +259,21 @@ ncclResult_t Bootstrap::progressIncoming(const SocketWait& wait, int waitedPeer,
       return fail(ncclSystemError, "bootstrap: rank %d poll failed while waiting for %s: %s", rank_,
                   wait.what, strerror(err));
     }
+    // Handshakes also expire while nothing happens, so the acceptor runs on every wake-up.
+    ready_.clear();
+    acceptor_.progress(&ready_);
+    for (Socket& conn : ready_) {
+      filePeer(std::move(conn), wait);
+      *progressed = true;
+    }
+    if (wait.aborted()) return abortedError(rank_, wait.what);
+    if (*progressed) return ncclSuccess;  // the connections polled above may have been replaced
     if (n == 0) continue;
-    for (size_t i = 0; i < fds.size(); ++i) {
+    for (size_t i = 0; i < firstAcceptorFd; ++i) {
       if (!fds[i].revents) continue;
       int owner = owners[i];
       if (owner < 0) {
-        ACCL_CHECK(acceptPeer(wait));
+        continue;
       } else if (incoming_[owner].peerClosed()) {
         incoming_[owner].close();
         peerGone_[owner] = 1;
@@ -310,8 +327,11 @@ ncclResult_t Bootstrap::sendLocked(int peer, int tag, const void* data, size_t b
   std::string what = fmt("rank %d to take a message with tag %d (from rank %d)", peer, tag, rank_);
   SocketWait w = waitFor(what.c_str());
   ncclResult_t res = ncclSuccess;
+  if (bytes > kMaxPeerMessageBytes)
+    return fail(ncclInvalidArgument, "bootstrap send: %zu bytes to rank %d exceed the limit of %llu bytes", bytes,
+                peer, static_cast<unsigned long long>(kMaxPeerMessageBytes));
   if (!c.valid()) {
-    ACCL_CHECK(Socket::connect(peers_[peer], magic_, SocketType::kBootstrap, w, &c));
+    ACCL_CHECK(Socket::connect(peers_[peer], key_, SocketType::kBootstrap, w, &c, AuthMode::kClientFirst));
     PeerHello hello{static_cast<uint32_t>(PeerLink::kP2p), rank_};
     ACCL_CHECK_GOTO(c.sendAll(&hello, sizeof(hello), w), res, broken);
   }

@@ -21,6 +21,12 @@
 // recv must equal the matching send's. Tags kReservedTagFirst..kReservedTagLast are the bootstrap's own.
 // Every wait is bounded by timeoutMs and watches abortFlag; on expiry the error names the rank(s) waited
 // for. One thread may send while another receives; calls of the same kind are serialized.
+// Security: every connection (to the root, between ranks) proves the id's secret first (SocketKey,
+// util/socket_auth.h). The peer listener handshakes with all callers at once (SocketAcceptor) whenever a
+// rank waits in recv/barrier/broadcast or for its ring predecessor, so strangers and silent connections
+// are dropped after a short deadline without delaying genuine peers; hellos and message headers pass
+// the decoders of bootstrap_wire.h (ranks in range, lengths <= kMaxPeerMessageBytes). nranks must be
+// <= kMaxRanks.
 #pragma once
 
 #include <atomic>
@@ -36,6 +42,7 @@
 
 #include "nccl.h"
 #include "util/socket.h"
+#include "util/socket_acceptor.h"
 
 namespace accl {
 
@@ -77,8 +84,9 @@ class Bootstrap {
   Bootstrap() = default;
   ncclResult_t join(const ncclUniqueId* ids, int nIds);
   ncclResult_t connectRing(const SocketAddress& next);
-  // Accepts one connection on the listener and files it (ring predecessor or p2p peer).
-  ncclResult_t acceptPeer(const SocketWait& wait);
+  // Reads the hello of an authenticated connection and files it (ring predecessor or p2p peer).
+  void filePeer(Socket conn, const SocketWait& wait);
+  int64_t handshakeMs() const;
   // Waits until something arrives on the listener or an incoming p2p connection and files it.
   // Returns ncclSuccess with *progressed = false when the wait's deadline passed.
   ncclResult_t progressIncoming(const SocketWait& wait, int waitedPeer, bool* progressed);
@@ -92,7 +100,7 @@ class Bootstrap {
   int nranks_ = 0;
   const std::atomic<int>* abortFlag_ = nullptr;
   int64_t timeoutMs_ = 0;
-  uint64_t magic_ = 0;
+  SocketKey key_;
   std::vector<SocketAddress> peers_;
 
   std::mutex ringMutex_;
@@ -104,6 +112,8 @@ class Bootstrap {
 
   std::mutex recvMutex_;
   Socket listener_;
+  SocketAcceptor acceptor_;
+  std::vector<Socket> ready_;
   std::vector<Socket> incoming_;  // index = peer
   std::vector<char> peerGone_;    // the peer closed its connection to us (index = peer)
   std::map<std::pair<int, int>, std::deque<std::vector<char>>> queued_;  // (peer, tag) -> payloads

@@ -4,7 +4,9 @@
 #include "core/bootstrap_root.h"
 
 #include <poll.h>
+#include <sys/socket.h>
 
+#include <cerrno>
 #include <algorithm>
 #include <cstring>
 #include <memory>
@@ -16,6 +18,7 @@
 
 #include "core/bootstrap_wire.h"
 #include "util/check.h"
+#include "util/socket_acceptor.h"
 #include "util/log.h"
 #include "util/params.h"
 #include "util/time.h"
@@ -40,11 +43,15 @@ std::string rankList(const std::vector<int>& ranks, size_t maxShown = 16) {
 
 class RootServer {
  public:
-  RootServer(Socket listener, uint64_t magic, int64_t idleTimeoutMs)
-      : listener_(std::move(listener)), magic_(magic), idleTimeoutMs_(idleTimeoutMs), startNs_(nowNs()) {}
+  RootServer(Socket listener, const SocketKey& key, int64_t idleTimeoutMs)
+      : listener_(std::move(listener)), key_(key), idleTimeoutMs_(idleTimeoutMs), startNs_(nowNs()) {}
 
   void run() {
+    acceptor_.start(&listener_, key_, SocketType::kBootstrap, AuthMode::kChallenge, perConnectionMs(),
+                    "bootstrap root");
     gather();
+    acceptor_.clear();
+    requests_.clear();
     finish();
   }
 
@@ -84,6 +91,7 @@ class RootServer {
     if (!conn.valid()) return;
     auto reply = std::make_unique<JoinReply>();
     std::memset(static_cast<void*>(reply.get()), 0, sizeof(JoinReply));
+    reply->header = wireHeader(kJoinReplyKind, sizeof(JoinReply));
     reply->status = status;
     reply->nextAddr = next;
     copyMessage(reply->message, message);
@@ -126,19 +134,9 @@ class RootServer {
   }
 
   void handleJoin(Socket conn, const JoinRequest& req) {
+    // decodeJoinRequest checked every field's bounds; what is left is agreement between ranks.
     bool consistent = false;  // the request agrees with the reference and names a rank of this block
-    if (req.header.version != kWireVersion) {
-      setFatal(ncclInvalidUsage, "bootstrap: rank " + std::to_string(req.rank) +
-                                     " speaks bootstrap protocol version " +
-                                     std::to_string(req.header.version) + ", the root speaks " +
-                                     std::to_string(kWireVersion) + " (mixed library versions?)");
-    } else if (req.nranks < 1 || req.rank < 0 || req.rank >= req.nranks || req.nroots < 1 ||
-               req.nroots > req.nranks || req.rootIndex < 0 || req.rootIndex >= req.nroots) {
-      setFatal(ncclInvalidUsage, "bootstrap: rank " + std::to_string(req.rank) +
-                                     " sent an invalid join (nranks " + std::to_string(req.nranks) +
-                                     ", ids " + std::to_string(req.nroots) + ", id index " +
-                                     std::to_string(req.rootIndex) + ")");
-    } else if (!haveRef_) {
+    if (!haveRef_) {
       adopt(req.nranks, req.nroots, req.rootIndex, req.timeoutMs, req.rank);
       consistent = true;
     } else if (req.nranks != nranks_) {
@@ -179,7 +177,8 @@ class RootServer {
         rankAddrs_[idx] = req.listenAddr;
         if (presentCount_ == 1 || !root0Known_) {
           root0Addr_ = req.root0Addr;
-          root0Magic_ = req.root0Magic;
+          root0Key_.magic = req.root0Magic;
+          std::memcpy(root0Key_.secret.data(), req.root0Secret, kSecretBytes);
           root0Known_ = true;
         }
         ACCL_TRACE(ACCL_LOG_BOOTSTRAP, "bootstrap root %s: rank %d joined (%d/%d)", where().c_str(), req.rank,
@@ -196,12 +195,6 @@ class RootServer {
   }
 
   void handleReport(Socket conn, const RootReport& rep) {
-    if (rep.header.version != kWireVersion || rep.nroots < 2 || rep.rootIndex < 1 ||
-        rep.rootIndex >= rep.nroots || rep.nranks < rep.nroots) {
-      ACCL_INFO(ACCL_LOG_BOOTSTRAP, "bootstrap root %s: dropping a malformed block report from %s",
-                where().c_str(), conn.peerAddress().toString().c_str());
-      return;
-    }
     if (!haveRef_) adopt(rep.nranks, rep.nroots, 0, rep.timeoutMs, -1);
     if (!isMaster()) {
       ACCL_INFO(ACCL_LOG_BOOTSTRAP,
@@ -225,7 +218,6 @@ class RootServer {
     reported_[rep.rootIndex] = 1;
     ++reportsIn_;
     reports_[rep.rootIndex] = rep;
-    reports_[rep.rootIndex].message[kWireMessageBytes - 1] = '\0';
     rootConns_[rep.rootIndex] = std::move(conn);
   }
 
@@ -256,8 +248,10 @@ class RootServer {
       if (fds[k].revents) rankLeft(slots[k]);
   }
 
-  // Waits one short slice (never past deadlineNs) for a visitor. Departures are checked every
-  // kDepartureCheckMs rather than per visitor, so a burst of thousands of joins stays linear.
+  // Waits one short slice (never past deadlineNs) for visitors and serves all of them at once:
+  // handshakes run in the acceptor, authenticated connections' requests are read without blocking.
+  // Departures are checked every kDepartureCheckMs rather than per visitor, so a burst of thousands of
+  // joins stays linear.
   void serveOnce(int64_t deadlineNs) {
     int64_t now = nowNs();
     if (now - lastDepartureCheckNs_ >= kDepartureCheckMs * kMs) {
@@ -266,38 +260,92 @@ class RootServer {
     }
     int64_t leftMs = (deadlineNs - now) / kMs + 1;
     if (leftMs <= 0) return;
-    pollfd p{listener_.fd(), POLLIN, 0};
-    if (::poll(&p, 1, static_cast<int>(std::min<int64_t>(leftMs, kDepartureCheckMs))) > 0)
-      acceptOne(deadlineNs);
+    fds_.clear();
+    acceptor_.pollFds(&fds_);
+    for (const Request& r : requests_) fds_.push_back(pollfd{r.conn.fd(), POLLIN, 0});
+    if (::poll(fds_.data(), fds_.size(), static_cast<int>(std::min<int64_t>(leftMs, kDepartureCheckMs))) < 0 &&
+        errno != EINTR) {
+      ACCL_INFO(ACCL_LOG_BOOTSTRAP, "bootstrap root %s: poll failed: %s", where().c_str(), strerror(errno));
+      return;
+    }
+    ready_.clear();
+    acceptor_.progress(&ready_);
+    now = nowNs();
+    for (Socket& c : ready_) {
+      requests_.emplace_back();
+      requests_.back().conn = std::move(c);
+      requests_.back().deadlineNs = now + perConnectionMs() * kMs;
+    }
+    size_t kept = 0;
+    for (size_t i = 0; i < requests_.size(); ++i) {
+      if (advanceRequest(requests_[i], now)) continue;
+      if (kept != i) requests_[kept] = std::move(requests_[i]);
+      ++kept;
+    }
+    requests_.resize(kept);
   }
 
-  // Accepts and handles one visitor (the listener is readable); strangers cost at most perConnectionMs.
-  void acceptOne(int64_t deadlineNs) {
-    SocketWait w = SocketWait::in(perConnectionMs(), nullptr, "ranks to join", /*quiet=*/true);
-    if (deadlineNs < w.deadlineNs) w.deadlineNs = deadlineNs;
+  // An authenticated connection's request, read without blocking: the header first (its length says
+  // how much follows, checked against the kind's size before reading on), then the body.
+  struct Request {
     Socket conn;
-    if (listener_.accept(magic_, SocketType::kBootstrap, w, &conn, perConnectionMs()) != ncclSuccess) return;
-    SocketWait body = SocketWait::in(perConnectionMs(), nullptr, "a join request", true);
-    WireHeader header;
-    if (conn.recvAll(&header, sizeof(header), body) != ncclSuccess) return;
-    if (header.kind == kJoinRequestKind) {
-      JoinRequest req;
-      req.header = header;
-      if (conn.recvAll(reinterpret_cast<char*>(&req) + sizeof(header), sizeof(req) - sizeof(header), body) !=
-          ncclSuccess)
-        return;
-      handleJoin(std::move(conn), req);
-    } else if (header.kind == kRootReportKind) {
-      auto rep = std::make_unique<RootReport>();
-      rep->header = header;
-      if (conn.recvAll(reinterpret_cast<char*>(rep.get()) + sizeof(header),
-                       sizeof(RootReport) - sizeof(header), body) != ncclSuccess)
-        return;
-      handleReport(std::move(conn), *rep);
-    } else {
-      ACCL_INFO(ACCL_LOG_BOOTSTRAP, "bootstrap root %s: dropping %s: unknown request kind 0x%x",
-                where().c_str(), conn.peerAddress().toString().c_str(), header.kind);
+    int64_t deadlineNs = 0;
+    size_t have = 0;
+    size_t need = sizeof(WireHeader);
+    std::unique_ptr<unsigned char[]> buf{new unsigned char[sizeof(RootReport) > sizeof(JoinRequest)
+                                                               ? sizeof(RootReport)
+                                                               : sizeof(JoinRequest)]};
+  };
+
+  void rejectRequest(Request& r, const std::string& why) {
+    ACCL_INFO(ACCL_LOG_BOOTSTRAP, "bootstrap root %s: rejected a request from %s: %s", where().c_str(),
+              r.conn.peerAddress().toString().c_str(), why.c_str());
+    // Only authenticated peers get here: tell them why (a rank of a mismatched build, say).
+    reply(r.conn, ncclInvalidUsage, "bootstrap root " + where() + " rejected this rank's request: " + why,
+          SocketAddress());
+  }
+
+  // Returns true when the request is finished (handled or rejected).
+  bool advanceRequest(Request& r, int64_t now) {
+    while (r.have < r.need) {
+      ssize_t n = ::recv(r.conn.fd(), r.buf.get() + r.have, r.need - r.have, MSG_DONTWAIT);
+      if (n > 0) {
+        r.have += static_cast<size_t>(n);
+        if (r.have == sizeof(WireHeader) && r.need == sizeof(WireHeader)) {
+          WireHeader h;
+          std::string why;
+          if (!decodeWireHeader(r.buf.get(), r.have, &h, &why)) {
+            rejectRequest(r, why);
+            return true;
+          }
+          r.need = h.bytes;  // bounded: decodeWireHeader checked it is the kind's size
+        }
+        continue;
+      }
+      if (n < 0 && errno == EINTR) continue;
+      if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
+        if (now < r.deadlineNs) return false;
+        ACCL_INFO(ACCL_LOG_BOOTSTRAP, "bootstrap root %s: dropping %s: no complete request within %lld ms",
+                  where().c_str(), r.conn.peerAddress().toString().c_str(),
+                  static_cast<long long>(perConnectionMs()));
+        return true;
+      }
+      ACCL_INFO(ACCL_LOG_BOOTSTRAP, "bootstrap root %s: dropping %s: %s before its request was complete",
+                where().c_str(), r.conn.peerAddress().toString().c_str(),
+                n == 0 ? "closed" : strerror(errno));
+      return true;
     }
+    auto msg = std::make_unique<RootBoundMessage>();
+    std::string why;
+    if (!decodeRootBound(r.buf.get(), r.have, msg.get(), &why)) {
+      rejectRequest(r, why);
+      return true;
+    }
+    if (msg->kind == kJoinRequestKind)
+      handleJoin(std::move(r.conn), msg->join);
+    else
+      handleReport(std::move(r.conn), msg->report);
+    return true;
   }
 
   void gather() {
@@ -334,7 +382,7 @@ class RootServer {
   void exchangeWithMaster(ncclResult_t* status, std::string* message, SocketAddress* nextBlockFirst) {
     auto rep = std::make_unique<RootReport>();
     std::memset(static_cast<void*>(rep.get()), 0, sizeof(RootReport));
-    rep->header = WireHeader{kRootReportKind, kWireVersion};
+    rep->header = wireHeader(kRootReportKind, sizeof(RootReport));
     rep->rootIndex = rootIndex_;
     rep->nroots = nroots_;
     rep->nranks = nranks_;
@@ -347,20 +395,26 @@ class RootServer {
     std::string what = "root 0 at " + root0Addr_.toString();
     SocketWait w = SocketWait::in(timeoutMs_, nullptr, what.c_str(), true);
     ncclResult_t res = root0Known_
-                           ? Socket::connect(root0Addr_, root0Magic_, SocketType::kBootstrap, w, &conn)
+                           ? Socket::connect(root0Addr_, root0Key_, SocketType::kBootstrap, w, &conn)
                            : ncclInternalError;
     if (res == ncclSuccess) res = conn.sendAll(rep.get(), sizeof(RootReport), w);
     SocketWait wv = SocketWait::in(2 * timeoutMs_, nullptr, "the verdict of root 0", true);
-    if (res == ncclSuccess) res = conn.recvAll(verdict.get(), sizeof(JoinReply), wv);
+    auto raw = std::make_unique<JoinReply>();
+    if (res == ncclSuccess) res = conn.recvAll(raw.get(), sizeof(JoinReply), wv);
+    std::string why;
+    if (res == ncclSuccess && !decodeJoinReply(raw.get(), sizeof(JoinReply), verdict.get(), &why)) {
+      snprintf(tMalformed, sizeof(tMalformed), "root 0 sent a malformed verdict: %s", why.c_str());
+      res = ncclRemoteError;
+    }
     if (res != ncclSuccess) {
       if (*status == ncclSuccess) {
         *status = ncclRemoteError;
         *message = "bootstrap: the root of id #" + std::to_string(rootIndex_) +
-                   " could not get an answer from " + "the root of id #0 (" + lastSocketErrorText() + ")";
+                   " could not get an answer from " + "the root of id #0 (" +
+                   (tMalformed[0] ? tMalformed : lastSocketErrorText()) + ")";
       }
       return;
     }
-    verdict->message[kWireMessageBytes - 1] = '\0';
     *status = static_cast<ncclResult_t>(verdict->status);
     *message = verdict->message;
     *nextBlockFirst = verdict->nextAddr;
@@ -429,7 +483,12 @@ class RootServer {
   }
 
   Socket listener_;
-  uint64_t magic_;
+  SocketKey key_;
+  SocketAcceptor acceptor_;
+  std::vector<Request> requests_;
+  std::vector<Socket> ready_;
+  std::vector<pollfd> fds_;
+  char tMalformed[256] = {};
   int64_t idleTimeoutMs_;
   int64_t startNs_;
   int64_t lastDepartureCheckNs_ = 0;
@@ -449,7 +508,7 @@ class RootServer {
 
   bool root0Known_ = false;
   SocketAddress root0Addr_;
-  uint64_t root0Magic_ = 0;
+  SocketKey root0Key_;
 
   std::vector<Socket> rootConns_;
   std::vector<RootReport> reports_;
@@ -462,10 +521,10 @@ class RootServer {
 
 }  // namespace
 
-ncclResult_t startBootstrapRoot(Socket listener, uint64_t magic, int64_t idleTimeoutMs) {
+ncclResult_t startBootstrapRoot(Socket listener, const SocketKey& key, int64_t idleTimeoutMs) {
   if (idleTimeoutMs < 0) idleTimeoutMs = paramInt("ACCL_BOOTSTRAP_TIMEOUT_MS");
   if (idleTimeoutMs <= 0) idleTimeoutMs = 120000;
-  auto server = std::make_unique<RootServer>(std::move(listener), magic, idleTimeoutMs);
+  auto server = std::make_unique<RootServer>(std::move(listener), key, idleTimeoutMs);
   gActiveRoots.fetch_add(1);
   try {
     std::thread([s = std::move(server)]() mutable {
@@ -484,7 +543,7 @@ ncclResult_t startBootstrapRoot(Socket listener, uint64_t magic, int64_t idleTim
   return ncclSuccess;
 }
 
-ncclResult_t startBootstrapRootAt(const SocketAddress& addr, uint64_t magic, int64_t idleTimeoutMs,
+ncclResult_t startBootstrapRootAt(const SocketAddress& addr, const SocketKey& key, int64_t idleTimeoutMs,
                                   const std::atomic<int>* abortFlag) {
   const int64_t retries = std::max<int64_t>(0, paramInt("NCCL_SOCKET_RETRY_CNT"));
   const int64_t sleepMs = std::max<int64_t>(1, paramInt("NCCL_SOCKET_RETRY_SLEEP_MSEC"));
@@ -497,7 +556,7 @@ ncclResult_t startBootstrapRootAt(const SocketAddress& addr, uint64_t magic, int
     std::this_thread::sleep_for(std::chrono::milliseconds(std::min<int64_t>((attempt + 1) * sleepMs, 1000)));
   }
   ACCL_INFO(ACCL_LOG_BOOTSTRAP, "bootstrap: hosting the NCCL_COMM_ID root on %s", addr.toString().c_str());
-  return startBootstrapRoot(std::move(listener), magic, idleTimeoutMs);
+  return startBootstrapRoot(std::move(listener), key, idleTimeoutMs);
 }
 
 int activeBootstrapRoots() { return gActiveRoots.load(); }

@@ -7,10 +7,16 @@
 // root with the verdict and the first address of the next block, so the ring closes across blocks and an
 // error anywhere (a missing rank, a duplicate) reaches every rank.
 //
+// Security: the root speaks only to connections that prove the id's secret (SocketAcceptor, which
+// handshakes with every caller at once under a short per-connection deadline); every request is then
+// checked by the decoders of bootstrap_wire.h before use. A rejected connection is logged at INFO level
+// with its address and closed; nothing a caller sends can end or stall the root.
+//
 // Bounded time: the root waits `idleTimeoutMs` for its first visitor, then the first rank's timeoutMs
 // for the rest of its block (root 0 of a multi-root job waits 1.5x that for the other roots). On expiry
 // it tells every rank that did arrive which ranks are missing, then exits. Stray connections (junk bytes,
-// wrong magic, silence) are dropped after a short per-connection deadline; they never end the root.
+// wrong secret, silence) are dropped after a short per-connection deadline, concurrently with the
+// genuine ranks; they never end the root.
 #pragma once
 
 #include <atomic>
@@ -18,15 +24,16 @@
 
 #include "nccl.h"
 #include "util/socket.h"
+#include "util/socket_auth.h"
 
 namespace accl {
 
 // Starts a root thread owning `listener`. idleTimeoutMs < 0: ACCL_BOOTSTRAP_TIMEOUT_MS.
-ncclResult_t startBootstrapRoot(Socket listener, uint64_t magic, int64_t idleTimeoutMs);
+ncclResult_t startBootstrapRoot(Socket listener, const SocketKey& key, int64_t idleTimeoutMs);
 
 // For NCCL_COMM_ID: binds `addr` (retrying for a while if a previous root still holds the port) and starts
 // a root on it.
-ncclResult_t startBootstrapRootAt(const SocketAddress& addr, uint64_t magic, int64_t idleTimeoutMs,
+ncclResult_t startBootstrapRootAt(const SocketAddress& addr, const SocketKey& key, int64_t idleTimeoutMs,
                                   const std::atomic<int>* abortFlag);
 
 // Root threads currently running in this process (tests use it to check that roots exit).

@@ -1,16 +1,15 @@
 // ncclUniqueId encoding, validation and creation (see unique_id.h).
 #include "core/unique_id.h"
 
-#include <fcntl.h>
-#include <unistd.h>
-
 #include <cerrno>
 #include <cstring>
+#include <string>
 
 #include "core/bootstrap_net.h"
 #include "core/bootstrap_root.h"
 #include "util/check.h"
 #include "util/log.h"
+#include "util/params.h"
 
 namespace accl {
 
@@ -19,6 +18,17 @@ void encodeUniqueId(const UniqueIdInfo& info, ncclUniqueId* out) {
   std::memcpy(out->internal + kUniqueIdMagicOffset, &info.magic, sizeof(info.magic));
   std::memcpy(out->internal + kUniqueIdAddrOffset, &info.root, sizeof(info.root));
   std::memcpy(out->internal + kUniqueIdGrowOffset, &info.growFromRanks, sizeof(info.growFromRanks));
+  std::memcpy(out->internal + kUniqueIdSecretOffset, info.secret.data(), info.secret.size());
+}
+
+std::array<uint8_t, kSecretBytes> commIdSecret() {
+  std::array<uint8_t, kSecretBytes> secret{};
+  std::string text = paramStr("ACCL_BOOTSTRAP_SECRET");
+  if (text.empty()) return secret;
+  std::string salted = "accl bootstrap secret v1:" + text;
+  Sha256Digest d = sha256(salted.data(), salted.size());
+  std::memcpy(secret.data(), d.data(), secret.size());
+  return secret;
 }
 
 ncclResult_t parseUniqueId(const ncclUniqueId& id, UniqueIdInfo* out, const char* caller) {
@@ -27,6 +37,7 @@ ncclResult_t parseUniqueId(const ncclUniqueId& id, UniqueIdInfo* out, const char
   std::memcpy(&info.magic, id.internal + kUniqueIdMagicOffset, sizeof(info.magic));
   std::memcpy(&info.root, id.internal + kUniqueIdAddrOffset, sizeof(info.root));
   std::memcpy(&info.growFromRanks, id.internal + kUniqueIdGrowOffset, sizeof(info.growFromRanks));
+  std::memcpy(info.secret.data(), id.internal + kUniqueIdSecretOffset, info.secret.size());
   bool allZero = true;
   for (size_t i = 0; i < sizeof(id.internal); ++i) allZero = allZero && id.internal[i] == 0;
   if (allZero)
@@ -45,10 +56,10 @@ ncclResult_t parseUniqueId(const ncclUniqueId& id, UniqueIdInfo* out, const char
     return fail(ncclInvalidArgument, "%s: invalid ncclUniqueId: root address %s is unspecified (%s)", caller,
                 info.root.toString().c_str(), kHint);
   // Bytes the encoder always zeroes: the sockaddr_in padding and everything after the address,
-  // except the grow field.
+  // except the grow field and the secret.
   size_t usedAddr = info.root.length();
   for (size_t i = kUniqueIdAddrOffset + usedAddr; i < sizeof(id.internal); ++i) {
-    if (i >= kUniqueIdGrowOffset && i < kUniqueIdGrowOffset + sizeof(info.growFromRanks)) continue;
+    if (i >= kUniqueIdGrowOffset && i < kUniqueIdSecretOffset + kSecretBytes) continue;
     if (id.internal[i] != 0)
       return fail(ncclInvalidArgument,
                   "%s: invalid ncclUniqueId: byte %zu is 0x%02x where 0 was expected (%s)", caller, i,
@@ -59,28 +70,11 @@ ncclResult_t parseUniqueId(const ncclUniqueId& id, UniqueIdInfo* out, const char
 }
 
 ncclResult_t randomMagic(uint64_t* out) {
-  int fd = ::open("/dev/urandom", O_RDONLY | O_CLOEXEC);
-  if (fd < 0) {
-    int err = errno;
-    return fail(ncclSystemError, "ncclGetUniqueId: cannot open /dev/urandom: %s", strerror(err));
-  }
   uint64_t magic = 0;
-  while (magic == 0 || magic == kCommIdMagic) {
-    size_t got = 0;
-    while (got < sizeof(magic)) {
-      ssize_t n = ::read(fd, reinterpret_cast<char*>(&magic) + got, sizeof(magic) - got);
-      if (n > 0) {
-        got += static_cast<size_t>(n);
-      } else if (n < 0 && errno == EINTR) {
-        continue;
-      } else {
-        int err = n < 0 ? errno : EIO;
-        ::close(fd);
-        return fail(ncclSystemError, "ncclGetUniqueId: reading /dev/urandom failed: %s", strerror(err));
-      }
-    }
-  }
-  ::close(fd);
+  while (magic == 0 || magic == kCommIdMagic)
+    if (!secureRandom(&magic, sizeof(magic)))
+      return fail(ncclSystemError, "ncclGetUniqueId: no random bytes from getrandom or /dev/urandom: %s",
+                  strerror(errno));
   *out = magic;
   return ncclSuccess;
 }
@@ -94,9 +88,13 @@ ncclResult_t createUniqueId(ncclUniqueId* out, int64_t rootIdleTimeoutMs) {
   if (haveCommId) {
     info.magic = kCommIdMagic;
     info.root = commId;
+    info.secret = commIdSecret();
     encodeUniqueId(info, out);
-    ACCL_INFO(ACCL_LOG_BOOTSTRAP, "ncclGetUniqueId: NCCL_COMM_ID set, root will be hosted by rank 0 at %s",
-              commId.toString().c_str());
+    ACCL_INFO(ACCL_LOG_BOOTSTRAP, "ncclGetUniqueId: NCCL_COMM_ID set, root will be hosted by rank 0 at %s (%s)",
+              commId.toString().c_str(),
+              paramStr("ACCL_BOOTSTRAP_SECRET").empty()
+                  ? "no ACCL_BOOTSTRAP_SECRET: anyone who can reach that port can join"
+                  : "connections must prove ACCL_BOOTSTRAP_SECRET");
     return ncclSuccess;
   }
   return createLocalUniqueId(out, rootIdleTimeoutMs);
@@ -110,8 +108,10 @@ ncclResult_t createLocalUniqueId(ncclUniqueId* out, int64_t rootIdleTimeoutMs) {
   Socket listener;
   ACCL_CHECK(Socket::listen(local, &listener));
   ACCL_CHECK(randomMagic(&info.magic));
+  if (!secureRandom(info.secret.data(), info.secret.size()))
+    return fail(ncclSystemError, "ncclGetUniqueId: no random bytes for the id's secret: %s", strerror(errno));
   info.root = listener.localAddress();
-  ACCL_CHECK(startBootstrapRoot(std::move(listener), info.magic, rootIdleTimeoutMs));
+  ACCL_CHECK(startBootstrapRoot(std::move(listener), info.key(), rootIdleTimeoutMs));
   encodeUniqueId(info, out);
   ACCL_INFO(ACCL_LOG_BOOTSTRAP, "ncclGetUniqueId: bootstrap root listening on %s",
             info.root.toString().c_str());

@@ -95,6 +95,10 @@ ACCL_PARAM(NCCL_SOCKET_RETRY_SLEEP_MSEC, Int, "100",
 ACCL_PARAM(ACCL_BOOTSTRAP_TIMEOUT_MS, Int, "120000",
            "Bound on every bootstrap wait (root waiting for ranks, ranks waiting for the root or a peer); "
            "on expiry init fails naming the ranks that never arrived.")
+ACCL_PARAM(ACCL_BOOTSTRAP_SECRET, Str, "",
+           "With NCCL_COMM_ID: a passphrase every rank must share; its SHA-256 becomes the job's bootstrap "
+           "secret, which every connection must prove. Unset: NCCL_COMM_ID jobs accept anyone who can reach "
+           "the port, as NCCL does (ids from ncclGetUniqueId always carry a random secret).")
 
 // --- Collective engine ---
 ACCL_PARAM(NCCL_MIN_NCHANNELS, Int, "0", "Minimum number of channels (host backend: worker threads per rank).")
@@ -105,7 +109,18 @@ ACCL_PARAM(NCCL_LL_BUFFSIZE, Int, "-2",
            "Bytes of LL-protocol FIFO per connection (half is payload; default 256 KiB on the host backend).")
 ACCL_PARAM(ACCL_TIMEOUT_MS, Int, "1800000",
            "A collective or send/recv that sees no progress from a peer for this long fails with ncclRemoteError "
-           "naming the peer (0: wait forever). A peer process that exits is detected within ~100 ms regardless.")
+           "naming the peer (0: wait forever). A peer process that exits, freezes or becomes unreachable is detected "
+           "by liveness regardless (ACCL_HEARTBEAT_TIMEOUT_MS).")
+ACCL_PARAM(ACCL_HEARTBEAT_INTERVAL_MS, Int, "1000",
+           "Liveness: each process sends a heartbeat to every process it shares a communicator with this often "
+           "(a background thread, so a rank busy in a long collective is still alive); <= 0 turns liveness off.")
+ACCL_PARAM(ACCL_HEARTBEAT_TIMEOUT_MS, Int, "20000",
+           "Liveness: a process from which nothing arrived for this long is declared failed (frozen, e.g. SIGSTOP, "
+           "or unreachable); every rank's operations then fail with ncclRemoteError naming it. 0: only exits and "
+           "broken connections are detected.")
+ACCL_PARAM(ACCL_WAIT_LOG_INTERVAL_MS, Int, "60000",
+           "A collective or send/recv that has waited this long for a peer logs a WARN line (operation, opCount, "
+           "the peer, its pid, host and last heartbeat), and again at every interval; 0: never.")
 ACCL_PARAM(ACCL_TUNER_FILE, Str, "",
            "Host-backend tuner calibration written by `accl-tune calibrate` (default: $XDG_CACHE_HOME or ~/.cache, "
            "then accl/tuner-host.conf, used when it exists; \"none\" disables calibration).")
@@ -115,3 +130,20 @@ ACCL_PARAM(ACCL_HOST_SPIN, Int, "-1",
 ACCL_PARAM(ACCL_HOST_YIELD_US, Int, "-1",
            "Host backend: microseconds a waiting thread polls with sched_yield() before it sleeps on a futex (-1: 200, "
            "or 5000 when oversubscribed).")
+
+// --- Status queries and debug checks (RAS) ---
+ACCL_PARAM(NCCL_RAS_ENABLE, Int, "1",
+           "Run the RAS status server that accl-ras queries (one thread per process, started with the first "
+           "communicator); 0 turns it off.")
+ACCL_PARAM(NCCL_RAS_ADDR, Str, "localhost:28028",
+           "host:port the RAS status server listens on; when the port is taken (another process of the job on this "
+           "host) the next ports are tried, up to ACCL_RAS_PORT_RANGE of them.")
+ACCL_PARAM(ACCL_RAS_PORT_RANGE, Int, "64",
+           "How many consecutive ports from NCCL_RAS_ADDR's the RAS status server tries (accl-ras --scan N reads them).")
+ACCL_PARAM(ACCL_RAS_CLIENT_TIMEOUT_MS, Int, "1000",
+           "A RAS client that has not sent its request and taken the whole answer within this many milliseconds is "
+           "cut off.")
+ACCL_PARAM(ACCL_CHECK_COLLECTIVES, Int, "0",
+           "1: before each collective, ranks compare (function, count, datatype, op, root, sequence number) over the "
+           "bootstrap and all fail with ncclInvalidUsage naming the rank(s) and fields that differ (a debug mode: one "
+           "bootstrap all-gather per launch). Read when a communicator is created.")

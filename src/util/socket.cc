@@ -13,6 +13,7 @@
 #include <cstdarg>
 #include <cstdio>
 #include <cstring>
+#include <string>
 #include <thread>
 
 #include "util/check.h"
@@ -173,6 +174,67 @@ ncclResult_t Socket::listen(const SocketAddress& addr, Socket* out, bool quiet) 
 
 ncclResult_t Socket::connect(const SocketAddress& peer, uint64_t magic, SocketType type,
                              const SocketWait& wait, Socket* out) {
+  Socket s;
+  ACCL_CHECK(connectTcp(peer, wait, &s));
+  unsigned char hello[kHandshakeBytes];
+  int32_t t = static_cast<int32_t>(type);
+  std::memcpy(hello, &magic, sizeof(magic));
+  std::memcpy(hello + sizeof(magic), &t, sizeof(t));
+  ACCL_CHECK(s.sendAll(hello, sizeof(hello), wait));
+  *out = std::move(s);
+  return ncclSuccess;
+}
+
+ncclResult_t Socket::connect(const SocketAddress& peer, const SocketKey& key, SocketType type,
+                             const SocketWait& wait, Socket* out, AuthMode mode) {
+  Socket s;
+  ACCL_CHECK(connectTcp(peer, wait, &s));
+  const int32_t t = static_cast<int32_t>(type);
+  if (mode == AuthMode::kClientFirst) {
+    uint8_t nonce[kAuthNonceBytes];
+    if (!secureRandom(nonce, sizeof(nonce)))
+      return report(wait.quiet, ncclSystemError, "socket connect to %s: no random bytes for the handshake",
+                    peer.toString().c_str());
+    uint8_t proof[kClientProofBytes];
+    encodePeerProof(key, t, peer.toString(), nonce, proof);
+    ACCL_CHECK(s.sendAll(proof, sizeof(proof), wait));
+    *out = std::move(s);
+    return ncclSuccess;
+  }
+  uint8_t challenge[kServerChallengeBytes];
+  ACCL_CHECK(s.recvAll(challenge, sizeof(challenge), wait));
+  AuthNonces nonces;
+  std::string why;
+  if (!decodeServerChallenge(challenge, sizeof(challenge), nonces.server, &why))
+    return report(wait.quiet, ncclRemoteError, "socket connect to %s: %s (while connecting for %s)",
+                  peer.toString().c_str(), why.c_str(), wait.what);
+  if (!secureRandom(nonces.client, sizeof(nonces.client)))
+    return report(wait.quiet, ncclSystemError, "socket connect to %s: no random bytes for the handshake",
+                  peer.toString().c_str());
+  uint8_t proof[kClientProofBytes];
+  encodeClientProof(key, t, nonces, proof);
+  ACCL_CHECK(s.sendAll(proof, sizeof(proof), wait));
+  uint8_t serverProof[kServerProofBytes];
+  SocketWait quietWait = wait;
+  quietWait.quiet = true;
+  if (s.recvAll(serverProof, sizeof(serverProof), quietWait) != ncclSuccess) {
+    if (wait.aborted()) return aborted(wait, "socket connect to", peer);
+    return report(wait.quiet, ncclRemoteError,
+                  "socket connect to %s: the server closed the connection after our proof of the secret: it "
+                  "serves another job or its ncclUniqueId secret differs (NCCL_COMM_ID jobs: is "
+                  "ACCL_BOOTSTRAP_SECRET the same everywhere?) (while connecting for %s: %s)",
+                  peer.toString().c_str(), wait.what, lastSocketErrorText());
+  }
+  if (!verifyServerProof(key, t, nonces, serverProof, sizeof(serverProof)))
+    return report(wait.quiet, ncclRemoteError,
+                  "socket connect to %s: the server could not prove the job's secret (an impostor on that "
+                  "port?) (while connecting for %s)",
+                  peer.toString().c_str(), wait.what);
+  *out = std::move(s);
+  return ncclSuccess;
+}
+
+ncclResult_t Socket::connectTcp(const SocketAddress& peer, const SocketWait& wait, Socket* out) {
   if (!peer.isInet() || peer.port() == 0)
     return report(wait.quiet, ncclInvalidArgument, "socket connect to %s: not a connectable address",
                   peer.toString().c_str());
@@ -218,13 +280,7 @@ ncclResult_t Socket::connect(const SocketAddress& peer, uint64_t magic, SocketTy
       SocketAddress local;
       socklen_t len = sizeof(local);
       (void)getsockname(fd, &local.sa, &len);
-      Socket s(fd, local, peer);
-      unsigned char hello[kHandshakeBytes];
-      int32_t t = static_cast<int32_t>(type);
-      std::memcpy(hello, &magic, sizeof(magic));
-      std::memcpy(hello + sizeof(magic), &t, sizeof(t));
-      ACCL_CHECK(s.sendAll(hello, sizeof(hello), wait));
-      *out = std::move(s);
+      *out = Socket(fd, local, peer);
       return ncclSuccess;
     }
     ::close(fd);

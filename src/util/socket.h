@@ -1,5 +1,8 @@
 // TCP sockets for control connections (bootstrap and friends): an RAII Socket with listen/connect/accept,
-// a connect handshake (u64 magic + i32 type), and deadline-bounded, abortable sendAll/recvAll.
+// two connect handshakes, and deadline-bounded, abortable sendAll/recvAll. Handshakes: the plain one
+// (u64 magic + i32 type, for same-machine helpers and tests) and the authenticated one (a
+// challenge-response proving the job's secret, util/socket_auth.h; the server side is
+// util/socket_acceptor.h, which handshakes with many strangers at once).
 // Addresses live in util/socket_address.h, interface selection in util/net_interfaces.h.
 //
 // Every blocking operation takes a SocketWait: an absolute deadline (or none), the abort flag of the
@@ -17,6 +20,7 @@
 
 #include "nccl.h"
 #include "util/socket_address.h"
+#include "util/socket_auth.h"
 
 namespace accl {
 
@@ -67,6 +71,14 @@ class Socket {
   static ncclResult_t connect(const SocketAddress& peer, uint64_t magic, SocketType type,
                               const SocketWait& wait, Socket* out);
 
+  // Same connection and retries, then the authenticated handshake as the client. kChallenge: waits for
+  // the server's challenge, proves `key`, and checks the server's proof; a server that refuses the
+  // proof or cannot prove the secret itself fails the call with ncclRemoteError naming the address.
+  // kClientFirst: sends the proof for the address dialed and returns without waiting (a refusal shows
+  // as a closed connection later).
+  static ncclResult_t connect(const SocketAddress& peer, const SocketKey& key, SocketType type,
+                              const SocketWait& wait, Socket* out, AuthMode mode = AuthMode::kChallenge);
+
   // Accepts one raw connection (no handshake).
   ncclResult_t acceptRaw(const SocketWait& wait, Socket* out);
 
@@ -92,6 +104,9 @@ class Socket {
   bool peerClosed() const;
 
  private:
+  // The TCP connection with retries (no handshake).
+  static ncclResult_t connectTcp(const SocketAddress& peer, const SocketWait& wait, Socket* out);
+  friend class SocketAcceptor;
   Socket(int fd, const SocketAddress& local, const SocketAddress& peer)
       : fd_(fd), local_(local), peer_(peer) {}
   int fd_ = -1;

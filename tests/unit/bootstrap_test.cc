@@ -4,9 +4,14 @@
 
 #include <dirent.h>
 #include <gtest/gtest.h>
+#include <poll.h>
+#include <sys/socket.h>
 #include <unistd.h>
 
+#include <array>
+#include <atomic>
 #include <chrono>
+#include <climits>
 #include <cstdlib>
 #include <cstring>
 #include <functional>
@@ -22,6 +27,8 @@
 #include "core/unique_id.h"
 #include "util/last_error.h"
 #include "util/net_interfaces.h"
+#include "util/socket_acceptor.h"
+#include "util/socket_auth.h"
 #include "util/time.h"
 
 namespace accl {
@@ -783,6 +790,379 @@ TEST(BootstrapTest, WorksOverIpv6WhenAvailable) {
       },
       &results));
   for (int r = 0; r < n; ++r) EXPECT_EQ(results[r], ncclSuccess) << "rank " << r << ": " << lastErrorText();
+}
+
+// ---- Issue 9: a hardened bootstrap ------------------------------------------------------------------
+
+std::string hex(const Sha256Digest& d) {
+  static const char* digits = "0123456789abcdef";
+  std::string s;
+  for (uint8_t b : d) s += std::string{digits[b >> 4], digits[b & 15]};
+  return s;
+}
+
+TEST(BootstrapSecurityTest, Sha256AndHmacKnownAnswers) {
+  EXPECT_EQ(hex(sha256("abc", 3)), "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad");
+  EXPECT_EQ(hex(sha256("", 0)), "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855");
+  const char* two = "abcdbcdecdefdefgefghfghighijhijkijkljklmklmnlmnomnopnopq";  // 56 bytes: two blocks
+  EXPECT_EQ(hex(sha256(two, strlen(two))), "248d6a61d20638b8e5c026930c3e6039a33ce45964ff2167f6ecedd419db06c1");
+  // RFC 4231 test case 2.
+  const char* msg = "what do ya want for nothing?";
+  EXPECT_EQ(hex(hmacSha256(reinterpret_cast<const uint8_t*>("Jefe"), 4, msg, strlen(msg))),
+            "5bdcc146bf60754e6a042426089575c75a003f089d2739839dec58b964ec3843");
+}
+
+TEST(BootstrapSecurityTest, IdsCarryARandomSecret) {
+  UniqueIdInfo a, b;
+  ASSERT_EQ(parseUniqueId(newId(), &a), ncclSuccess);
+  ASSERT_EQ(parseUniqueId(newId(), &b), ncclSuccess);
+  std::array<uint8_t, kSecretBytes> zero{};
+  EXPECT_NE(a.secret, zero);
+  EXPECT_NE(a.secret, b.secret);
+  EXPECT_NE(a.magic, b.magic);
+  // The grow field (bytes 36..39) and the secret (40..71) round-trip side by side.
+  a.growFromRanks = 12;
+  ncclUniqueId id;
+  encodeUniqueId(a, &id);
+  UniqueIdInfo back;
+  ASSERT_EQ(parseUniqueId(id, &back), ncclSuccess);
+  EXPECT_EQ(back.growFromRanks, 12u);
+  EXPECT_EQ(back.secret, a.secret);
+  id.internal[72] = 1;  // past the secret: still must be zero
+  EXPECT_EQ(parseUniqueId(id, &back), ncclInvalidArgument);
+}
+
+TEST(BootstrapSecurityTest, CommIdSecretComesFromTheSetting) {
+  ScopedEnv commId("NCCL_COMM_ID", "127.0.0.1:1");
+  UniqueIdInfo open, s1, s2;
+  ncclUniqueId id;
+  {
+    ScopedEnv secret("ACCL_BOOTSTRAP_SECRET", "");
+    ASSERT_EQ(createUniqueId(&id), ncclSuccess);
+    ASSERT_EQ(parseUniqueId(id, &open), ncclSuccess);
+  }
+  {
+    ScopedEnv secret("ACCL_BOOTSTRAP_SECRET", "correct horse");
+    ASSERT_EQ(createUniqueId(&id), ncclSuccess);
+    ASSERT_EQ(parseUniqueId(id, &s1), ncclSuccess);
+  }
+  {
+    ScopedEnv secret("ACCL_BOOTSTRAP_SECRET", "correct horse!");
+    ASSERT_EQ(createUniqueId(&id), ncclSuccess);
+    ASSERT_EQ(parseUniqueId(id, &s2), ncclSuccess);
+  }
+  EXPECT_EQ(open.secret, (std::array<uint8_t, kSecretBytes>{}));  // no setting: as open as NCCL
+  EXPECT_NE(s1.secret, open.secret);
+  EXPECT_NE(s1.secret, s2.secret);
+  EXPECT_EQ(s1.magic, kCommIdMagic);
+}
+
+// A genuine 3-rank bootstrap on `id` (after whatever the test did to its root).
+void expectGenuineJobCompletes(const ncclUniqueId& id, int64_t* elapsedMs = nullptr) {
+  const int n = 3;
+  auto ids = std::make_shared<std::vector<ncclUniqueId>>(1, id);
+  std::vector<ncclResult_t> results;
+  int64_t start = nowMs();
+  ASSERT_TRUE(runThreads(
+      n,
+      [=](int r) -> ncclResult_t {
+        std::unique_ptr<Bootstrap> b;
+        ncclResult_t res = Bootstrap::create(ids->data(), 1, options(r, n, 8000), &b);
+        return res != ncclSuccess ? res : exerciseRank(*b);
+      },
+      &results));
+  if (elapsedMs) *elapsedMs = nowMs() - start;
+  for (int r = 0; r < n; ++r) EXPECT_EQ(results[r], ncclSuccess) << "rank " << r << ": " << lastErrorText();
+}
+
+TEST(BootstrapSecurityTest, CommIdJobWithASharedSecretRefusesOtherSecrets) {
+  Socket probe;
+  SocketAddress lo;
+  ASSERT_EQ(SocketAddress::parse("127.0.0.1:0", &lo), ncclSuccess);
+  ASSERT_EQ(Socket::listen(lo, &probe), ncclSuccess);
+  std::string addr = "127.0.0.1:" + std::to_string(probe.localAddress().port());
+  probe.close();
+  ScopedEnv commId("NCCL_COMM_ID", addr.c_str());
+  auto ids = std::make_shared<std::vector<ncclUniqueId>>(2);
+  {
+    ScopedEnv secret("ACCL_BOOTSTRAP_SECRET", "job secret");
+    ASSERT_EQ(createUniqueId(&(*ids)[0]), ncclSuccess);
+  }
+  {
+    ScopedEnv secret("ACCL_BOOTSTRAP_SECRET", "guess");
+    ASSERT_EQ(createUniqueId(&(*ids)[1]), ncclSuccess);
+  }
+  // Ranks 0..2 share the secret; a fourth process with another secret claims rank 1 first.
+  const int n = 3;
+  std::vector<ncclResult_t> results;
+  ASSERT_TRUE(runThreads(
+      n + 1,
+      [=](int r) -> ncclResult_t {
+        std::unique_ptr<Bootstrap> b;
+        if (r == n) {
+          ncclResult_t res = Bootstrap::create(&(*ids)[1], 1, options(1, n, 3000), &b);
+          return res == ncclSuccess ? ncclInternalError : ncclSuccess;  // the forger must fail
+        }
+        ncclResult_t res = Bootstrap::create(&(*ids)[0], 1, options(r, n, 8000), &b);
+        return res != ncclSuccess ? res : exerciseRank(*b);
+      },
+      &results));
+  for (int r = 0; r <= n; ++r) EXPECT_EQ(results[r], ncclSuccess) << "rank " << r << ": " << lastErrorText();
+}
+
+TEST(BootstrapSecurityTest, WrongSecretIsRefusedByTheRoot) {
+  ncclUniqueId id = newId();
+  UniqueIdInfo info;
+  ASSERT_EQ(parseUniqueId(id, &info), ncclSuccess);
+  SocketKey wrong = info.key();
+  wrong.secret[5] ^= 1;
+  Socket conn;
+  EXPECT_EQ(Socket::connect(info.root, wrong, SocketType::kBootstrap, SocketWait::in(3000, nullptr, "x", true),
+                            &conn),
+            ncclRemoteError);
+  EXPECT_NE(std::string(lastSocketErrorText()).find("closed the connection after our proof"), std::string::npos)
+      << lastSocketErrorText();
+  expectGenuineJobCompletes(id);
+}
+
+// Reads the root's answer on an authenticated connection.
+JoinReply readReply(Socket& conn) {
+  JoinReply raw{}, reply{};
+  EXPECT_EQ(conn.recvAll(&raw, sizeof(raw), SocketWait::in(3000, nullptr, "reply")), ncclSuccess);
+  std::string why;
+  EXPECT_TRUE(decodeJoinReply(&raw, sizeof(raw), &reply, &why)) << why;
+  return reply;
+}
+
+JoinRequest validJoin(const UniqueIdInfo& info, int rank, int nranks) {
+  JoinRequest req;
+  std::memset(static_cast<void*>(&req), 0, sizeof(req));
+  req.header = wireHeader(kJoinRequestKind, sizeof(req));
+  req.rank = rank;
+  req.nranks = nranks;
+  req.nroots = 1;
+  req.rootIndex = 0;
+  req.timeoutMs = 8000;
+  req.listenAddr = info.root;
+  req.root0Addr = info.root;
+  req.root0Magic = info.magic;
+  return req;
+}
+
+// Someone holding the secret (a broken or hostile insider) sends out-of-bounds messages: each is
+// refused with an explanation, and the root goes on serving the genuine ranks.
+TEST(BootstrapSecurityTest, MalformedJoinsWithTheRightSecretLeaveTheRootServing) {
+  ncclUniqueId id = newId();
+  UniqueIdInfo info;
+  ASSERT_EQ(parseUniqueId(id, &info), ncclSuccess);
+  auto dial = [&](Socket* s) {
+    return Socket::connect(info.root, info.key(), SocketType::kBootstrap, SocketWait::in(3000, nullptr, "root"), s);
+  };
+  {  // nranks = INT32_MAX
+    Socket s;
+    ASSERT_EQ(dial(&s), ncclSuccess);
+    JoinRequest req = validJoin(info, 0, 3);
+    req.nranks = INT32_MAX;
+    ASSERT_EQ(s.sendAll(&req, sizeof(req), SocketWait::in(3000, nullptr, "x")), ncclSuccess);
+    JoinReply reply = readReply(s);
+    EXPECT_EQ(reply.status, ncclInvalidUsage);
+    EXPECT_NE(std::string(reply.message).find("nranks 2147483647"), std::string::npos) << reply.message;
+  }
+  {  // an oversized length field
+    Socket s;
+    ASSERT_EQ(dial(&s), ncclSuccess);
+    WireHeader h = wireHeader(kJoinRequestKind, 0xffffffffu);
+    ASSERT_EQ(s.sendAll(&h, sizeof(h), SocketWait::in(3000, nullptr, "x")), ncclSuccess);
+    JoinReply reply = readReply(s);
+    EXPECT_EQ(reply.status, ncclInvalidUsage);
+    EXPECT_NE(std::string(reply.message).find("length field 4294967295"), std::string::npos) << reply.message;
+  }
+  {  // a rank outside nranks, and junk after a valid handshake
+    Socket s;
+    ASSERT_EQ(dial(&s), ncclSuccess);
+    JoinRequest req = validJoin(info, 7, 3);
+    ASSERT_EQ(s.sendAll(&req, sizeof(req), SocketWait::in(3000, nullptr, "x")), ncclSuccess);
+    EXPECT_EQ(readReply(s).status, ncclInvalidUsage);
+    Socket junk;
+    ASSERT_EQ(dial(&junk), ncclSuccess);
+    std::vector<char> bytes(4096, '\x7f');
+    ASSERT_EQ(junk.sendAll(bytes.data(), bytes.size(), SocketWait::in(3000, nullptr, "x")), ncclSuccess);
+  }
+  expectGenuineJobCompletes(id);
+}
+
+TEST(BootstrapSecurityTest, DecodersCheckEveryBound) {
+  UniqueIdInfo info;
+  ASSERT_EQ(parseUniqueId(newId(), &info), ncclSuccess);
+  JoinRequest req = validJoin(info, 2, 5), out;
+  std::string why;
+  EXPECT_TRUE(decodeJoinRequest(&req, sizeof(req), &out, &why)) << why;
+  EXPECT_FALSE(decodeJoinRequest(&req, sizeof(req) - 1, &out, &why));
+  EXPECT_FALSE(decodeJoinRequest(&req, 3, &out, &why));
+  auto expectBad = [&](JoinRequest r, const char* needle) {
+    std::string w;
+    EXPECT_FALSE(decodeJoinRequest(&r, sizeof(r), &out, &w)) << needle;
+    EXPECT_NE(w.find(needle), std::string::npos) << w;
+  };
+  JoinRequest r = req;
+  r.nranks = INT32_MAX;
+  expectBad(r, "nranks 2147483647");
+  r = req;
+  r.nranks = kMaxRanks + 1;
+  expectBad(r, "nranks");
+  r = req;
+  r.rank = -1;
+  expectBad(r, "rank -1");
+  r = req;
+  r.nroots = 6;
+  expectBad(r, "6 ids");
+  r = req;
+  r.rootIndex = 1;
+  expectBad(r, "id index 1");
+  r = req;
+  r.timeoutMs = -5;
+  expectBad(r, "timeout");
+  r = req;
+  r.header.bytes = 0xffffffffu;
+  expectBad(r, "length field");
+  r = req;
+  r.header.version = 1;
+  expectBad(r, "version 1");
+  r = req;
+  r.header.kind = 0x41414141;
+  expectBad(r, "unknown message kind");
+  r = req;
+  r.listenAddr = SocketAddress();
+  expectBad(r, "listener address");
+
+  MessageHeader mh{5, 0, kMaxPeerMessageBytes}, mo;
+  EXPECT_TRUE(decodeMessageHeader(&mh, sizeof(mh), &mo, &why));
+  mh.bytes = UINT64_MAX;
+  EXPECT_FALSE(decodeMessageHeader(&mh, sizeof(mh), &mo, &why));
+  EXPECT_NE(why.find("exceeds"), std::string::npos) << why;
+  PeerHello hello{2, 3}, ho;
+  EXPECT_TRUE(decodePeerHello(&hello, sizeof(hello), 4, &ho, &why));
+  EXPECT_FALSE(decodePeerHello(&hello, sizeof(hello), 3, &ho, &why));
+  hello = PeerHello{9, 0};
+  EXPECT_FALSE(decodePeerHello(&hello, sizeof(hello), 3, &ho, &why));
+
+  // Random bytes never decode into a root message (and never crash).
+  std::mt19937_64 rng(11);
+  RootBoundMessage m;
+  for (int i = 0; i < 2000; ++i) {
+    std::vector<unsigned char> bytes(rng() % (sizeof(RootReport) + 64));
+    for (auto& c : bytes) c = static_cast<unsigned char>(rng());
+    EXPECT_FALSE(decodeRootBound(bytes.data(), bytes.size(), &m, &why));
+  }
+}
+
+// A listener served by a SocketAcceptor on a thread, for the acceptor's own tests.
+struct AcceptorFixture {
+  Socket listener;
+  SocketAcceptor acceptor;
+  std::atomic<int> accepted{0};
+  std::atomic<bool> stop{false};
+  std::thread server;
+  AcceptorFixture(const SocketKey& key, AuthMode mode) {
+    SocketAddress lo;
+    EXPECT_EQ(SocketAddress::parse("127.0.0.1:0", &lo), ncclSuccess);
+    EXPECT_EQ(Socket::listen(lo, &listener), ncclSuccess);
+    acceptor.start(&listener, key, SocketType::kBootstrap, mode, 1000, "test listener");
+    server = std::thread([this] {
+      std::vector<pollfd> fds;
+      std::vector<Socket> ready, keep;
+      while (!stop) {
+        fds.clear();
+        acceptor.pollFds(&fds);
+        ::poll(fds.data(), fds.size(), 20);
+        acceptor.progress(&ready);
+        for (Socket& s : ready) keep.push_back(std::move(s));
+        accepted = static_cast<int>(keep.size());
+        ready.clear();
+      }
+    });
+  }
+  ~AcceptorFixture() {
+    stop = true;
+    server.join();
+  }
+  bool waitAccepted(int n, int64_t ms) {
+    int64_t end = nowMs() + ms;
+    while (accepted < n && nowMs() < end) std::this_thread::sleep_for(std::chrono::milliseconds(2));
+    return accepted >= n;
+  }
+};
+
+int rawDial(const SocketAddress& a) {
+  int fd = ::socket(a.family(), SOCK_STREAM | SOCK_CLOEXEC, 0);
+  EXPECT_EQ(::connect(fd, &a.sa, a.length()), 0);
+  return fd;
+}
+
+TEST(BootstrapSecurityTest, AcceptorServesGenuineCallersPastTwoHundredSilentOnes) {
+  UniqueIdInfo info;
+  ASSERT_EQ(parseUniqueId(newId(), &info), ncclSuccess);
+  for (AuthMode mode : {AuthMode::kChallenge, AuthMode::kClientFirst}) {
+    AcceptorFixture f(info.key(), mode);
+    std::vector<int> silent;
+    for (int i = 0; i < 200; ++i) silent.push_back(rawDial(f.listener.localAddress()));
+    int64_t start = nowMs();
+    Socket s;
+    ASSERT_EQ(Socket::connect(f.listener.localAddress(), info.key(), SocketType::kBootstrap,
+                              SocketWait::in(5000, nullptr, "x"), &s, mode),
+              ncclSuccess);
+    EXPECT_TRUE(f.waitAccepted(1, 5000));
+    int64_t took = nowMs() - start;
+    EXPECT_LT(took, 500) << "the genuine caller waited behind the silent ones";
+    for (int fd : silent) ::close(fd);
+  }
+}
+
+TEST(BootstrapSecurityTest, PeerListenerRefusesWrongSecretsAndReplays) {
+  UniqueIdInfo info;
+  ASSERT_EQ(parseUniqueId(newId(), &info), ncclSuccess);
+  AcceptorFixture f(info.key(), AuthMode::kClientFirst);
+  const SocketAddress& at = f.listener.localAddress();
+  uint8_t nonce[kAuthNonceBytes] = {1, 2, 3};
+  uint8_t proof[kClientProofBytes];
+  encodePeerProof(info.key(), static_cast<int32_t>(SocketType::kBootstrap), at.toString(), nonce, proof);
+  int first = rawDial(at);
+  ASSERT_EQ(::send(first, proof, sizeof(proof), MSG_NOSIGNAL), (ssize_t)sizeof(proof));
+  EXPECT_TRUE(f.waitAccepted(1, 3000));
+  int replay = rawDial(at);  // the same bytes again
+  ASSERT_EQ(::send(replay, proof, sizeof(proof), MSG_NOSIGNAL), (ssize_t)sizeof(proof));
+  SocketKey wrong = info.key();
+  wrong.secret[0] ^= 0x80;
+  uint8_t nonce2[kAuthNonceBytes] = {9};
+  encodePeerProof(wrong, static_cast<int32_t>(SocketType::kBootstrap), at.toString(), nonce2, proof);
+  int forged = rawDial(at);  // a spoofed "I am rank 0" would follow; it is never read
+  ASSERT_EQ(::send(forged, proof, sizeof(proof), MSG_NOSIGNAL), (ssize_t)sizeof(proof));
+  // Both are closed by the listener: reads see EOF.
+  for (int fd : {replay, forged}) {
+    pollfd p{fd, POLLIN, 0};
+    ASSERT_EQ(::poll(&p, 1, 3000), 1);
+    char c;
+    EXPECT_EQ(::recv(fd, &c, 1, 0), 0);
+  }
+  EXPECT_EQ(f.accepted.load(), 1);
+  for (int fd : {first, replay, forged}) ::close(fd);
+}
+
+TEST(BootstrapSecurityTest, HugeNranksIsInvalidArgument) {
+  auto id = newId();
+  std::unique_ptr<Bootstrap> b;
+  EXPECT_EQ(Bootstrap::create(&id, 1, options(0, INT32_MAX), &b), ncclInvalidArgument);
+  EXPECT_NE(std::string(lastErrorText()).find("nranks 2147483647 exceeds the maximum"), std::string::npos)
+      << lastErrorText();
+  EXPECT_EQ(Bootstrap::create(&id, 1, options(0, kMaxRanks + 1), &b), ncclInvalidArgument);
+}
+
+TEST(RankBlockTest, NoOverflowAtTheLimits) {
+  EXPECT_EQ(rootOfRank(INT32_MAX, 1, INT32_MAX - 1), 0);
+  EXPECT_EQ(rankBlock(INT32_MAX, 1, 0).count, INT32_MAX);
+  RankBlock last = rankBlock(kMaxRanks, 7, 6);
+  EXPECT_EQ(last.first + last.count, kMaxRanks);
+  EXPECT_EQ(rootOfRank(kMaxRanks, 7, kMaxRanks - 1), 6);
 }
 
 }  // namespace
