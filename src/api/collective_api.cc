@@ -5,6 +5,7 @@
 #include "api/api_export.h"
 #include "api/api_guard.h"
 #include "api/collective_calls.h"
+#include "api/enum_args.h"
 #include "core/coll_config.h"
 #include "core/comm.h"
 #include "core/engine.h"
@@ -110,28 +111,34 @@ using namespace accl;
 
 ACCL_API(ncclResult_t, ncclAllReduce, const void* sendbuff, void* recvbuff, size_t count, ncclDataType_t datatype,
          ncclRedOp_t op, ncclComm_t comm, cudaStream_t stream) {
-  return apiGuard("ncclAllReduce", [&] {
+  return apiGuard("ncclAllReduce", [&]() -> ncclResult_t {
+    ACCL_CHECK(checkDatatypeArg("ncclAllReduce", datatype));
+    ACCL_CHECK(checkRedOpArg("ncclAllReduce", op));
     return collectiveCall("ncclAllReduce", kFuncAllReduce, sendbuff, recvbuff, count, datatype, op, 0, comm, nullptr);
   });
 }
 
 ACCL_API(ncclResult_t, ncclReduce, const void* sendbuff, void* recvbuff, size_t count, ncclDataType_t datatype,
          ncclRedOp_t op, int root, ncclComm_t comm, cudaStream_t stream) {
-  return apiGuard("ncclReduce", [&] {
+  return apiGuard("ncclReduce", [&]() -> ncclResult_t {
+    ACCL_CHECK(checkDatatypeArg("ncclReduce", datatype));
+    ACCL_CHECK(checkRedOpArg("ncclReduce", op));
     return collectiveCall("ncclReduce", kFuncReduce, sendbuff, recvbuff, count, datatype, op, root, comm, nullptr);
   });
 }
 
 ACCL_API(ncclResult_t, ncclBcast, void* buff, size_t count, ncclDataType_t datatype, int root, ncclComm_t comm,
          cudaStream_t stream) {
-  return apiGuard("ncclBcast", [&] {
+  return apiGuard("ncclBcast", [&]() -> ncclResult_t {
+    ACCL_CHECK(checkDatatypeArg("ncclBcast", datatype));
     return collectiveCall("ncclBcast", kFuncBroadcast, buff, buff, count, datatype, ncclSum, root, comm, nullptr);
   });
 }
 
 ACCL_API(ncclResult_t, ncclBroadcast, const void* sendbuff, void* recvbuff, size_t count, ncclDataType_t datatype,
          int root, ncclComm_t comm, cudaStream_t stream) {
-  return apiGuard("ncclBroadcast", [&] {
+  return apiGuard("ncclBroadcast", [&]() -> ncclResult_t {
+    ACCL_CHECK(checkDatatypeArg("ncclBroadcast", datatype));
     return collectiveCall("ncclBroadcast", kFuncBroadcast, sendbuff, recvbuff, count, datatype, ncclSum, root, comm,
                           nullptr);
   });
@@ -139,7 +146,9 @@ ACCL_API(ncclResult_t, ncclBroadcast, const void* sendbuff, void* recvbuff, size
 
 ACCL_API(ncclResult_t, ncclReduceScatter, const void* sendbuff, void* recvbuff, size_t recvcount,
          ncclDataType_t datatype, ncclRedOp_t op, ncclComm_t comm, cudaStream_t stream) {
-  return apiGuard("ncclReduceScatter", [&] {
+  return apiGuard("ncclReduceScatter", [&]() -> ncclResult_t {
+    ACCL_CHECK(checkDatatypeArg("ncclReduceScatter", datatype));
+    ACCL_CHECK(checkRedOpArg("ncclReduceScatter", op));
     return collectiveCall("ncclReduceScatter", kFuncReduceScatter, sendbuff, recvbuff, recvcount, datatype, op, 0, comm,
                           nullptr);
   });
@@ -147,7 +156,8 @@ ACCL_API(ncclResult_t, ncclReduceScatter, const void* sendbuff, void* recvbuff, 
 
 ACCL_API(ncclResult_t, ncclAllGather, const void* sendbuff, void* recvbuff, size_t sendcount,
          ncclDataType_t datatype, ncclComm_t comm, cudaStream_t stream) {
-  return apiGuard("ncclAllGather", [&] {
+  return apiGuard("ncclAllGather", [&]() -> ncclResult_t {
+    ACCL_CHECK(checkDatatypeArg("ncclAllGather", datatype));
     return collectiveCall("ncclAllGather", kFuncAllGather, sendbuff, recvbuff, sendcount, datatype, ncclSum, 0, comm,
                           nullptr);
   });
@@ -155,40 +165,53 @@ ACCL_API(ncclResult_t, ncclAllGather, const void* sendbuff, void* recvbuff, size
 
 ACCL_API(ncclResult_t, ncclSend, const void* sendbuff, size_t count, ncclDataType_t datatype, int peer, ncclComm_t comm,
          cudaStream_t stream) {
-  return apiGuard("ncclSend", [&] {
+  return apiGuard("ncclSend", [&]() -> ncclResult_t {
+    ACCL_CHECK(checkDatatypeArg("ncclSend", datatype));
     return p2p("ncclSend", true, sendbuff, nullptr, count, datatype, peer, comm, CollCallConfig{});
   });
 }
 
 ACCL_API(ncclResult_t, ncclRecv, void* recvbuff, size_t count, ncclDataType_t datatype, int peer, ncclComm_t comm,
          cudaStream_t stream) {
-  return apiGuard("ncclRecv", [&] {
+  return apiGuard("ncclRecv", [&]() -> ncclResult_t {
+    ACCL_CHECK(checkDatatypeArg("ncclRecv", datatype));
     return p2p("ncclRecv", false, nullptr, recvbuff, count, datatype, peer, comm, CollCallConfig{});
   });
 }
 
 ACCL_API(ncclResult_t, ncclAlltoAll, const void* sendbuff, void* recvbuff, size_t count, ncclDataType_t datatype,
          ncclComm_t comm, cudaStream_t stream) {
-  return apiGuard("ncclAlltoAll",
-                  [&] { return alltoallCall("ncclAlltoAll", sendbuff, recvbuff, count, datatype, comm, nullptr); });
+  return apiGuard("ncclAlltoAll", [&]() -> ncclResult_t {
+    ACCL_CHECK(checkDatatypeArg("ncclAlltoAll", datatype));
+    return alltoallCall("ncclAlltoAll", sendbuff, recvbuff, count, datatype, comm, nullptr);
+  });
 }
 
 ACCL_API(ncclResult_t, ncclGather, const void* sendbuff, void* recvbuff, size_t count, ncclDataType_t datatype,
          int root, ncclComm_t comm, cudaStream_t stream) {
-  return apiGuard("ncclGather",
-                  [&] { return gatherCall("ncclGather", sendbuff, recvbuff, count, datatype, root, comm, nullptr); });
+  return apiGuard("ncclGather", [&]() -> ncclResult_t {
+    ACCL_CHECK(checkDatatypeArg("ncclGather", datatype));
+    return gatherCall("ncclGather", sendbuff, recvbuff, count, datatype, root, comm, nullptr);
+  });
 }
 
 ACCL_API(ncclResult_t, ncclScatter, const void* sendbuff, void* recvbuff, size_t count, ncclDataType_t datatype,
          int root, ncclComm_t comm, cudaStream_t stream) {
-  return apiGuard("ncclScatter",
-                  [&] { return scatterCall("ncclScatter", sendbuff, recvbuff, count, datatype, root, comm, nullptr); });
+  return apiGuard("ncclScatter", [&]() -> ncclResult_t {
+    ACCL_CHECK(checkDatatypeArg("ncclScatter", datatype));
+    return scatterCall("ncclScatter", sendbuff, recvbuff, count, datatype, root, comm, nullptr);
+  });
 }
 
 ACCL_API(ncclResult_t, ncclRedOpCreatePreMulSum, ncclRedOp_t* op, void* scalar, ncclDataType_t datatype,
          ncclScalarResidence_t residence, ncclComm_t comm) {
   return apiGuard("ncclRedOpCreatePreMulSum", [&]() -> ncclResult_t {
     ACCL_CHECK(checkCommReady("ncclRedOpCreatePreMulSum", comm));
+    ACCL_CHECK(checkDatatypeArg("ncclRedOpCreatePreMulSum", datatype));
+    const int where = enumBits(residence);
+    if (where != ncclScalarDevice && where != ncclScalarHostImmediate)
+      return fail(ncclInvalidArgument, "ncclRedOpCreatePreMulSum: invalid scalar residence %d (expected %d or %d)",
+                  where, static_cast<int>(ncclScalarDevice), static_cast<int>(ncclScalarHostImmediate));
     return comm->engine->redOps.createPreMulSum(op, scalar, datatype, residence);
   });
 }
@@ -196,6 +219,8 @@ ACCL_API(ncclResult_t, ncclRedOpCreatePreMulSum, ncclRedOp_t* op, void* scalar, 
 ACCL_API(ncclResult_t, ncclRedOpDestroy, ncclRedOp_t op, ncclComm_t comm) {
   return apiGuard("ncclRedOpDestroy", [&]() -> ncclResult_t {
     ACCL_CHECK(checkCommHandle("ncclRedOpDestroy", comm));
+    const int value = enumBits(op);
+    if (value < 0) return fail(ncclInvalidArgument, "ncclRedOpDestroy: operator %d is not a valid handle", value);
     if (!comm->engine)
       return fail(ncclInvalidArgument, "ncclRedOpDestroy: comm %p has not finished initializing", (void*)comm);
     return comm->engine->redOps.destroy(op);

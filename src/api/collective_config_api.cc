@@ -5,13 +5,16 @@
 #include "api/api_export.h"
 #include "api/api_guard.h"
 #include "api/collective_calls.h"
+#include "api/enum_args.h"
 
 using namespace accl;
 
 ACCL_API(ncclResult_t, ncclAllReduceConfig, const void* sendbuff, void* recvbuff, size_t count,
          ncclDataType_t datatype, ncclRedOp_t op, ncclComm_t comm, cudaStream_t stream,
          const ncclCollConfig_t* config) {
-  return apiGuard("ncclAllReduceConfig", [&] {
+  return apiGuard("ncclAllReduceConfig", [&]() -> ncclResult_t {
+    ACCL_CHECK(checkDatatypeArg("ncclAllReduceConfig", datatype));
+    ACCL_CHECK(checkRedOpArg("ncclAllReduceConfig", op));
     return collectiveCall("ncclAllReduceConfig", kFuncAllReduce, sendbuff, recvbuff, count, datatype, op, 0, comm,
                           config);
   });
@@ -19,7 +22,8 @@ ACCL_API(ncclResult_t, ncclAllReduceConfig, const void* sendbuff, void* recvbuff
 
 ACCL_API(ncclResult_t, ncclBroadcastConfig, const void* sendbuff, void* recvbuff, size_t count,
          ncclDataType_t datatype, int root, ncclComm_t comm, cudaStream_t stream, const ncclCollConfig_t* config) {
-  return apiGuard("ncclBroadcastConfig", [&] {
+  return apiGuard("ncclBroadcastConfig", [&]() -> ncclResult_t {
+    ACCL_CHECK(checkDatatypeArg("ncclBroadcastConfig", datatype));
     return collectiveCall("ncclBroadcastConfig", kFuncBroadcast, sendbuff, recvbuff, count, datatype, ncclSum, root,
                           comm, config);
   });
@@ -27,7 +31,9 @@ ACCL_API(ncclResult_t, ncclBroadcastConfig, const void* sendbuff, void* recvbuff
 
 ACCL_API(ncclResult_t, ncclReduceConfig, const void* sendbuff, void* recvbuff, size_t count, ncclDataType_t datatype,
          ncclRedOp_t op, int root, ncclComm_t comm, cudaStream_t stream, const ncclCollConfig_t* config) {
-  return apiGuard("ncclReduceConfig", [&] {
+  return apiGuard("ncclReduceConfig", [&]() -> ncclResult_t {
+    ACCL_CHECK(checkDatatypeArg("ncclReduceConfig", datatype));
+    ACCL_CHECK(checkRedOpArg("ncclReduceConfig", op));
     return collectiveCall("ncclReduceConfig", kFuncReduce, sendbuff, recvbuff, count, datatype, op, root, comm,
                           config);
   });
@@ -35,7 +41,8 @@ ACCL_API(ncclResult_t, ncclReduceConfig, const void* sendbuff, void* recvbuff, s
 
 ACCL_API(ncclResult_t, ncclAllGatherConfig, const void* sendbuff, void* recvbuff, size_t sendcount,
          ncclDataType_t datatype, ncclComm_t comm, cudaStream_t stream, const ncclCollConfig_t* config) {
-  return apiGuard("ncclAllGatherConfig", [&] {
+  return apiGuard("ncclAllGatherConfig", [&]() -> ncclResult_t {
+    ACCL_CHECK(checkDatatypeArg("ncclAllGatherConfig", datatype));
     return collectiveCall("ncclAllGatherConfig", kFuncAllGather, sendbuff, recvbuff, sendcount, datatype, ncclSum, 0,
                           comm, config);
   });
@@ -44,7 +51,9 @@ ACCL_API(ncclResult_t, ncclAllGatherConfig, const void* sendbuff, void* recvbuff
 ACCL_API(ncclResult_t, ncclReduceScatterConfig, const void* sendbuff, void* recvbuff, size_t recvcount,
          ncclDataType_t datatype, ncclRedOp_t op, ncclComm_t comm, cudaStream_t stream,
          const ncclCollConfig_t* config) {
-  return apiGuard("ncclReduceScatterConfig", [&] {
+  return apiGuard("ncclReduceScatterConfig", [&]() -> ncclResult_t {
+    ACCL_CHECK(checkDatatypeArg("ncclReduceScatterConfig", datatype));
+    ACCL_CHECK(checkRedOpArg("ncclReduceScatterConfig", op));
     return collectiveCall("ncclReduceScatterConfig", kFuncReduceScatter, sendbuff, recvbuff, recvcount, datatype, op,
                           0, comm, config);
   });
@@ -52,21 +61,24 @@ ACCL_API(ncclResult_t, ncclReduceScatterConfig, const void* sendbuff, void* recv
 
 ACCL_API(ncclResult_t, ncclAlltoAllConfig, const void* sendbuff, void* recvbuff, size_t count,
          ncclDataType_t datatype, ncclComm_t comm, cudaStream_t stream, const ncclCollConfig_t* config) {
-  return apiGuard("ncclAlltoAllConfig", [&] {
+  return apiGuard("ncclAlltoAllConfig", [&]() -> ncclResult_t {
+    ACCL_CHECK(checkDatatypeArg("ncclAlltoAllConfig", datatype));
     return alltoallCall("ncclAlltoAllConfig", sendbuff, recvbuff, count, datatype, comm, config);
   });
 }
 
 ACCL_API(ncclResult_t, ncclGatherConfig, const void* sendbuff, void* recvbuff, size_t count, ncclDataType_t datatype,
          int root, ncclComm_t comm, cudaStream_t stream, const ncclCollConfig_t* config) {
-  return apiGuard("ncclGatherConfig", [&] {
+  return apiGuard("ncclGatherConfig", [&]() -> ncclResult_t {
+    ACCL_CHECK(checkDatatypeArg("ncclGatherConfig", datatype));
     return gatherCall("ncclGatherConfig", sendbuff, recvbuff, count, datatype, root, comm, config);
   });
 }
 
 ACCL_API(ncclResult_t, ncclScatterConfig, const void* sendbuff, void* recvbuff, size_t count,
          ncclDataType_t datatype, int root, ncclComm_t comm, cudaStream_t stream, const ncclCollConfig_t* config) {
-  return apiGuard("ncclScatterConfig", [&] {
+  return apiGuard("ncclScatterConfig", [&]() -> ncclResult_t {
+    ACCL_CHECK(checkDatatypeArg("ncclScatterConfig", datatype));
     return scatterCall("ncclScatterConfig", sendbuff, recvbuff, count, datatype, root, comm, config);
   });
 }

@@ -3,6 +3,7 @@
 // core/comm_memory.
 #include "api/api_export.h"
 #include "api/api_guard.h"
+#include "api/enum_args.h"
 #include "core/comm.h"
 #include "core/comm_memory.h"
 #include "core/enqueue.h"
@@ -33,7 +34,7 @@ ACCL_API(ncclResult_t, ncclCommMemStats, ncclComm_t comm, ncclCommMemStat_t stat
   return apiGuard("ncclCommMemStats", [&]() -> ncclResult_t {
     ACCL_CHECK(checkCommHandle("ncclCommMemStats", comm));
     if (value == nullptr) return fail(ncclInvalidArgument, "ncclCommMemStats: value is NULL");
-    const int s = static_cast<int>(stat);
+    const int s = enumBits(stat);  // an int read: an out-of-range enum must not be loaded
     if (s < ncclStatGpuMemSuspend || s > ncclStatGpuMemTotal)
       return fail(ncclInvalidArgument, "ncclCommMemStats: stat = %d is not a ncclCommMemStat_t (%d..%d)", s,
                   static_cast<int>(ncclStatGpuMemSuspend), static_cast<int>(ncclStatGpuMemTotal));

@@ -1,13 +1,14 @@
 // ncclMemAlloc / ncclMemFree and buffer registration (ncclCommRegister, windows and
 // ncclWinGetUserPtr). On the host backend memory is page-aligned host memory and registration
-// only records the range (windows in core/window_registry.h); with a CUDA device, ncclMemAlloc
-// returns device memory.
+// only records the range (buffers in core/buffer_registry.h, windows in core/window_registry.h);
+// with a CUDA device, ncclMemAlloc returns device memory.
 #include <cstdlib>
 #include <mutex>
 #include <unordered_set>
 
 #include "api/api_export.h"
 #include "api/api_guard.h"
+#include "core/buffer_registry.h"
 #include "core/comm.h"
 #include "core/window_registry.h"
 #include "device/device_probe.h"
@@ -18,15 +19,6 @@
 
 namespace accl {
 namespace {
-
-// A registration handle from ncclCommRegister.
-struct Registration {
-  static constexpr uint64_t kMagic = 0x6163636c72656773ull;  // "acclregs"
-  uint64_t magic = kMagic;
-  ncclComm* comm;
-  void* buff;
-  size_t size;
-};
 
 std::mutex gHostAllocMutex;
 std::unordered_set<void*> gHostAllocs;  // ncclMemAlloc'd host blocks, to route ncclMemFree
@@ -93,7 +85,7 @@ ACCL_API(ncclResult_t, ncclCommRegister, const ncclComm_t comm, void* buff, size
     ACCL_CHECK(checkCommReady("ncclCommRegister", comm));
     if (handle == nullptr) return fail(ncclInvalidArgument, "ncclCommRegister: handle is NULL");
     if (buff == nullptr && size > 0) return fail(ncclInvalidArgument, "ncclCommRegister: buff is NULL (size %zu)", size);
-    *handle = new Registration{Registration::kMagic, comm, buff, size};
+    *handle = registerBuffer(comm, buff, size);
     return ncclSuccess;
   });
 }
@@ -101,13 +93,7 @@ ACCL_API(ncclResult_t, ncclCommRegister, const ncclComm_t comm, void* buff, size
 ACCL_API(ncclResult_t, ncclCommDeregister, const ncclComm_t comm, void* handle) {
   return apiGuard("ncclCommDeregister", [&]() -> ncclResult_t {
     ACCL_CHECK(checkCommHandle("ncclCommDeregister", comm));
-    auto* reg = static_cast<Registration*>(handle);
-    if (reg == nullptr || reg->magic != Registration::kMagic || reg->comm != comm)
-      return fail(ncclInvalidArgument, "ncclCommDeregister: handle %p was not registered with comm %p", handle,
-                  (void*)comm);
-    reg->magic = 0;
-    delete reg;
-    return ncclSuccess;
+    return deregisterBuffer("ncclCommDeregister", comm, handle);  // never dereferences the handle
   });
 }
 

@@ -7,6 +7,7 @@
 // ncclWaitSignal with no descriptor has nothing to wait for and succeeds.
 #include "api/api_export.h"
 #include "api/api_guard.h"
+#include "api/enum_args.h"
 #include "api/gpu_only.h"
 #include "core/comm.h"
 #include "core/window_registry.h"
@@ -45,8 +46,8 @@ ACCL_API(ncclResult_t, ncclPutSignal, const void* localbuff, size_t count, ncclD
     (void)stream;
     ACCL_CHECK(checkSignalTarget("ncclPutSignal", comm, peer, sigIdx, ctx));
     ACCL_CHECK(checkNoFlags("ncclPutSignal", flags));
-    if (!dtypeValid(datatype))
-      return fail(ncclInvalidArgument, "ncclPutSignal: datatype %d is not an ncclDataType_t", (int)datatype);
+    if (enumBits(datatype) < 0 || enumBits(datatype) >= ncclNumTypes)  // read as an int: see enum_args.h
+      return fail(ncclInvalidArgument, "ncclPutSignal: datatype %d is not an ncclDataType_t", enumBits(datatype));
     if (localbuff == nullptr && count > 0)
       return fail(ncclInvalidArgument, "ncclPutSignal: localbuff is NULL (count %zu)", count);
     if (peerWin == nullptr) return fail(ncclInvalidArgument, "ncclPutSignal: peerWin is NULL");

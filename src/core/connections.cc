@@ -1,5 +1,6 @@
 // Connection setup over the bootstrap: the receiver creates the region and sends its blob; the
-// sender attaches and acks; the receiver then drops the region's name (shm).
+// sender attaches, proves the region is the peer's (its token) and acks; the receiver then drops the
+// region's name (shm). A pair that no transport can serve fails on both ends, naming both ranks.
 #include "core/connections.h"
 
 #include <unistd.h>
@@ -10,6 +11,8 @@
 #include "device/host/host_wait.h"
 
 #include "core/comm.h"
+#include "transports/region_proof.h"
+#include "util/host_identity.h"
 #include "util/check.h"
 #include "util/log.h"
 #include "util/params.h"
@@ -24,6 +27,27 @@ bool contains(const std::vector<int>& v, int x) {
   for (int y : v)
     if (y == x) return true;
   return false;
+}
+
+// The first transport (in order of preference) that can serve this rank and `peer`, or an error
+// naming both ranks and why not. Symmetric: both ends compute the same answer.
+ncclResult_t pickTransport(ncclComm* comm, int peer, int channel, int* index) {
+  int nTransports = 0;
+  const Transport* const* transports = hostTransports(&nTransports);
+  const PeerInfo& self = comm->peers[comm->rank];
+  const PeerInfo& other = comm->peers[peer];
+  for (int t = 0; t < nTransports; ++t)
+    if (transports[t]->canConnect(self, other)) {
+      *index = t;
+      return ncclSuccess;
+    }
+  std::string why;
+  canShareMemory(self.place, other.place, &why);
+  return fail(ncclSystemError,
+              "rank %d (host %.64s, pid %d, pid namespace %llu) cannot share memory with rank %d (host %.64s, pid "
+              "%d, pid namespace %llu): %s; no network transport is available yet, so channel %d cannot connect them",
+              comm->rank, self.place.hostname, self.place.pid, (unsigned long long)self.place.pidNsInode, peer,
+              other.place.hostname, other.place.pid, (unsigned long long)other.place.pidNsInode, why.c_str(), channel);
 }
 
 }  // namespace
@@ -74,14 +98,19 @@ ncclResult_t ConnectionTable::connect(ncclComm* comm, int channel, const FifoLay
   int nTransports = 0;
   const Transport* const* transports = hostTransports(&nTransports);
 
-  // 1. Receiver side: create every region and send its blob.
+  // 0. Both ends of a pair reach the same verdict from the same PeerInfo, so a pair no transport
+  //    can serve fails on both sides here, before either waits for the other.
+  for (const std::vector<int>* peers : {&newRecv, &newSend})
+    for (int p : *peers) {
+      int t = 0;
+      ACCL_CHECK(pickTransport(comm, p, channel, &t));
+    }
+
+  // 1. Receiver side: create every region, stamp it with a fresh token and send its blob.
   for (int p : newRecv) {
     const PeerInfo& peer = comm->peers[p];
     int t = 0;
-    while (t < nTransports && !transports[t]->canConnect(self, peer)) ++t;
-    if (t == nTransports)
-      return fail(ncclSystemError, "no transport can connect rank %d to rank %d on channel %d", comm->rank, p,
-                  channel);
+    ACCL_CHECK(pickTransport(comm, p, channel, &t));
     auto conn = std::make_unique<Connection>();
     ConnBlob blob;
     std::memset(&blob, 0, sizeof(blob));
@@ -89,6 +118,7 @@ ncclResult_t ConnectionTable::connect(ncclComm* comm, int channel, const FifoLay
     blob.transport = static_cast<uint32_t>(t);
     blob.layout = layout;
     ACCL_CHECK(transports[t]->setupRecv(layout, &conn->region, &blob));
+    stampRegion(conn->region.get(), comm->rank, p, channel, &blob);
     conn->transport = transports[t];
     conn->view = makeFifoView(conn->region->base(), layout);
     conn->peerPid = peer.pidHash == self.pidHash ? 0 : peer.pid;
@@ -100,15 +130,22 @@ ncclResult_t ConnectionTable::connect(ncclComm* comm, int channel, const FifoLay
     count_++;
     conns_[{channel, p, false}] = std::move(conn);
   }
-  // 2. Sender side: attach to each peer's region and ack.
+  // 2. Sender side: attach to each peer's region, prove it is the peer's, and ack.
   for (int p : newSend) {
     ConnBlob blob;
     ACCL_CHECK(comm->bootstrap->recv(p, kConnBlobTag + channel, &blob, sizeof(blob)));
-    if (blob.magic != ConnBlob::kMagic || blob.transport >= static_cast<uint32_t>(nTransports))
-      return fail(ncclInternalError, "connection blob from rank %d on channel %d is malformed", p, channel);
+    int expected = 0;
+    ACCL_CHECK(pickTransport(comm, p, channel, &expected));
+    if (blob.magic != ConnBlob::kMagic || blob.transport != static_cast<uint32_t>(expected) ||
+        blob.ownerRank != p || blob.bytes != kRegionHeaderBytes + blob.layout.totalBytes())
+      return fail(ncclSystemError,
+                  "rank %d: the connection blob from rank %d on channel %d is malformed (magic 0x%x, transport %u "
+                  "where %d was expected, owner rank %d, %llu bytes)",
+                  comm->rank, p, channel, blob.magic, blob.transport, expected, blob.ownerRank,
+                  (unsigned long long)blob.bytes);
     auto conn = std::make_unique<Connection>();
     conn->transport = transports[blob.transport];
-    ACCL_CHECK(conn->transport->connectSend(blob, &conn->region));
+    ACCL_CHECK(attachPeerRegion(conn->transport, blob, comm->rank, p, channel, &conn->region));
     conn->view = makeFifoView(conn->region->base(), blob.layout);
     const PeerInfo& peer = comm->peers[p];
     conn->peerPid = peer.pidHash == self.pidHash ? 0 : peer.pid;

@@ -213,7 +213,7 @@ TEST_P(BadInitTest, FailsWithTheDocumentedCodeAndMessage) {
     } else {
       checkError(ctx, c.name, got, c.want, c.needles);
     }
-    if (got == ncclSuccess && comm != nullptr) ncclCommDestroy(comm);
+    if (comm != nullptr) ncclCommAbort(comm);  // a failed init still hands back its comm: release it
   });
   EXPECT_RANKS_OK(res);
   EXPECT_LT(res.seconds, kBootstrapFailureBoundSeconds) << c.name << " took too long to fail";
@@ -338,7 +338,7 @@ void noteResult(RankContext& ctx, ncclResult_t got, ncclComm_t comm) {
   ctx.note("result=%d", got);
   ctx.check(got != ncclSuccess, "rank %d: init succeeded, expected an error", ctx.rank);
   ctx.check(got != ncclInProgress, "rank %d: blocking init returned ncclInProgress", ctx.rank);
-  if (got == ncclSuccess && comm != nullptr) ncclCommDestroy(comm);
+  if (comm != nullptr) ncclCommAbort(comm);  // a failed init still hands back its comm: release it
 }
 
 std::vector<int> resultsOf(const LaunchResult& res) {
@@ -352,7 +352,9 @@ std::vector<int> resultsOf(const LaunchResult& res) {
 TEST_P(BadRanksTest, TwoRanksClaimingRankZeroBothFail) {
   LaunchResult res = launchRanks(options(2), [](RankContext& ctx) {
     ncclComm_t comm = nullptr;
-    noteResult(ctx, ncclCommInitRank(&comm, 2, ctx.id(), 0), comm);
+    // Init first: as one argument list, `comm` could be read before the call fills it in.
+    ncclResult_t got = ncclCommInitRank(&comm, 2, ctx.id(), 0);
+    noteResult(ctx, got, comm);
   });
   EXPECT_RANKS_OK(res);
   std::vector<int> results = resultsOf(res);
@@ -366,7 +368,8 @@ TEST_P(BadRanksTest, TwoRanksClaimingRankZeroBothFail) {
 TEST_P(BadRanksTest, MismatchedRankCountsFail) {
   LaunchResult res = launchRanks(options(2), [](RankContext& ctx) {
     ncclComm_t comm = nullptr;
-    noteResult(ctx, ncclCommInitRank(&comm, ctx.rank == 0 ? 2 : 3, ctx.id(), ctx.rank), comm);
+    ncclResult_t got = ncclCommInitRank(&comm, ctx.rank == 0 ? 2 : 3, ctx.id(), ctx.rank);
+    noteResult(ctx, got, comm);
   });
   EXPECT_RANKS_OK(res);
   std::vector<int> results = resultsOf(res);
@@ -395,7 +398,7 @@ TEST_P(BadRanksTest, RankThatNeverArrivesFailsTheOthersInBoundedTime) {
                 "rank %d: last error does not name ncclCommInitRank: %s", ctx.rank,
                 ncclGetLastError(nullptr));
     }
-    if (got == ncclSuccess && comm != nullptr) ncclCommDestroy(comm);
+    if (comm != nullptr) ncclCommAbort(comm);  // a failed init still hands back its comm: release it
   });
   EXPECT_RANKS_OK(res);
   EXPECT_EQ(res.ranksWith(RankStatus::kSkipped), std::vector<int>{2});

@@ -1,29 +1,39 @@
-// Host shm transport: ranks in different processes of one node share a memory region the
-// receiver creates with memfd_create; the sender opens it through /proc/<receiver pid>/fd/<fd>
-// (allowed between processes of the same user) and maps it. The region has no name in
-// /dev/shm, so nothing is ever left behind, even when a rank is killed mid-setup: the memory
-// goes away with the last mapping.
+// Host shm transport: ranks in different processes of one kernel and one PID namespace share a
+// memory region the receiver creates with memfd_create; the sender opens it through
+// /proc/<receiver pid>/fd/<fd> (allowed between processes of the same user) and maps it. The
+// region has no name in /dev/shm, so nothing is ever left behind, even when a rank is killed
+// mid-setup: the memory goes away with the last mapping.
+//
+// /proc/<pid> means the receiver only inside the receiver's PID namespace, so canConnect requires
+// the same kernel (boot id) and the same PID namespace (PeerInfo::place); NCCL_HOSTID's virtual
+// nodes of one machine still qualify. Before mapping, the sender checks that what it opened is an
+// accl memfd of the announced size; after mapping, the caller checks the owner's token.
 #include <fcntl.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
+#include <string>
 
 #include "core/comm.h"
 #include "transports/transport.h"
 #include "util/check.h"
+#include "util/host_identity.h"
 
 namespace accl {
 namespace {
 
+constexpr char kMemfdName[] = "accl-fifo";
+
 class MemfdRegion : public ConnRegion {
  public:
-  MemfdRegion(void* p, size_t bytes, int keepFd) : bytes_(bytes), fd_(keepFd) { base_ = p; }
+  MemfdRegion(void* p, size_t bytes, int keepFd) : bytes_(bytes), fd_(keepFd) { start_ = p; }
   ~MemfdRegion() override {
     finish();
-    munmap(base_, bytes_);
+    munmap(start_, bytes_);
   }
   // The receiver keeps its descriptor open until the sender has opened its own.
   void finish() override {
@@ -36,11 +46,7 @@ class MemfdRegion : public ConnRegion {
   int fd_;
 };
 
-// Any pair the p2p transport could not serve. Ranks on different *virtual* nodes (NCCL_HOSTID)
-// are on one machine and still share memory, which is how multi-node schedules are tested
-// before a network transport exists; ranks on really different machines fail to open the
-// region with a clear error instead of hanging.
-bool anyPeer(const PeerInfo&, const PeerInfo&) { return true; }
+bool canShare(const PeerInfo& self, const PeerInfo& peer) { return canShareMemory(self.place, peer.place, nullptr); }
 
 ncclResult_t mapFd(int fd, size_t bytes, const char* what, void** out) {
   void* p = mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
@@ -51,8 +57,8 @@ ncclResult_t mapFd(int fd, size_t bytes, const char* what, void** out) {
 }
 
 ncclResult_t setupRecv(const FifoLayout& layout, std::unique_ptr<ConnRegion>* region, ConnBlob* blob) {
-  size_t bytes = layout.totalBytes();
-  int fd = memfd_create("accl-fifo", MFD_CLOEXEC);
+  size_t bytes = kRegionHeaderBytes + layout.totalBytes();
+  int fd = memfd_create(kMemfdName, MFD_CLOEXEC);
   if (fd < 0) return fail(ncclSystemError, "shm transport: memfd_create failed: %s", std::strerror(errno));
   if (ftruncate(fd, static_cast<off_t>(bytes)) != 0) {
     int err = errno;
@@ -73,13 +79,36 @@ ncclResult_t setupRecv(const FifoLayout& layout, std::unique_ptr<ConnRegion>* re
   return ncclSuccess;
 }
 
+// What the sender opened must be one of our memfds, of exactly the announced size: anything
+// else (a file, a socket, a smaller region whose mapping would fault past its end) is refused
+// before it is mapped.
+ncclResult_t checkOpened(int fd, const std::string& name, uint64_t bytes) {
+  char self[64], target[128] = {};
+  std::snprintf(self, sizeof(self), "/proc/self/fd/%d", fd);  // what was really opened
+  ssize_t n = readlink(self, target, sizeof(target) - 1);
+  const std::string expect = std::string("/memfd:") + kMemfdName;
+  if (n <= 0 || std::string(target, static_cast<size_t>(n)).rfind(expect, 0) != 0)
+    return fail(ncclSystemError, "shm transport: %s is \"%s\", not an accl region (%s)", name.c_str(),
+                n > 0 ? target : "?", expect.c_str());
+  struct stat st;
+  if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) || static_cast<uint64_t>(st.st_size) != bytes)
+    return fail(ncclSystemError, "shm transport: %s holds %lld bytes, the owner announced %llu", name.c_str(),
+                (long long)st.st_size, (unsigned long long)bytes);
+  return ncclSuccess;
+}
+
 ncclResult_t connectSend(const ConnBlob& blob, std::unique_ptr<ConnRegion>* region) {
-  int fd = open(blob.name, O_RDWR | O_CLOEXEC);
+  std::string name(blob.name, strnlen(blob.name, sizeof(blob.name)));
+  if (name.rfind("/proc/", 0) != 0 || blob.bytes < kRegionHeaderBytes)
+    return fail(ncclSystemError, "shm transport: malformed region name \"%s\" or size %llu", name.c_str(),
+                (unsigned long long)blob.bytes);
+  int fd = open(name.c_str(), O_RDWR | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
   if (fd < 0)
     return fail(ncclSystemError, "shm transport: cannot open the peer's region %s: %s (peer on another machine, or "
-                "another user?)", blob.name, std::strerror(errno));
+                "another user?)", name.c_str(), std::strerror(errno));
+  ncclResult_t res = checkOpened(fd, name, blob.bytes);
   void* p = nullptr;
-  ncclResult_t res = mapFd(fd, blob.bytes, blob.name, &p);
+  if (res == ncclSuccess) res = mapFd(fd, blob.bytes, name.c_str(), &p);
   close(fd);
   ACCL_CHECK(res);
   region->reset(new MemfdRegion(p, blob.bytes, -1));
@@ -88,7 +117,7 @@ ncclResult_t connectSend(const ConnBlob& blob, std::unique_ptr<ConnRegion>* regi
 
 }  // namespace
 
-const Transport kHostShmTransport = {"SHM/host", anyPeer, setupRecv, connectSend};
+const Transport kHostShmTransport = {"SHM/host", canShare, setupRecv, connectSend};
 
 const Transport* const* hostTransports(int* count) {
   static const Transport* const kList[] = {&kHostP2pTransport, &kHostShmTransport};
