@@ -5,6 +5,7 @@
 #include <new>
 #include <system_error>
 
+#include "core/comm_lifetime.h"
 #include "nccl.h"
 #include "util/check.h"
 
@@ -12,6 +13,7 @@ namespace accl {
 
 template <class Body>
 ncclResult_t apiGuard(const char* call, Body&& body) noexcept {
+  ApiCallScope scope;  // communicators the call checks stay alive until it returns
   try {
     return body();
   } catch (const std::bad_alloc&) {

@@ -18,6 +18,8 @@ namespace {
 ncclResult_t checkRankArgs(const char* call, const void* newcomm, int nranks, int rank) {
   if (newcomm == nullptr) return fail(ncclInvalidArgument, "%s: newcomm (the ncclComm_t* output) is NULL", call);
   if (nranks < 1) return fail(ncclInvalidArgument, "%s: nranks %d is invalid (must be >= 1)", call, nranks);
+  if (nranks > kMaxRanks)
+    return fail(ncclInvalidArgument, "%s: nranks %d exceeds the maximum of %d ranks accl supports", call, nranks, kMaxRanks);
   if (rank < 0 || rank >= nranks)
     return fail(ncclInvalidArgument, "%s: rank %d is out of range [0, %d)", call, rank, nranks);
   return ncclSuccess;
@@ -78,6 +80,8 @@ ACCL_API(ncclResult_t, ncclCommInitAll, ncclComm_t* comms, int ndev, const int* 
   return apiGuard("ncclCommInitAll", [&]() -> ncclResult_t {
     if (comms == nullptr) return fail(ncclInvalidArgument, "ncclCommInitAll: comms is NULL");
     if (ndev < 1) return fail(ncclInvalidArgument, "ncclCommInitAll: ndev %d is invalid (must be >= 1)", ndev);
+    if (ndev > kMaxRanks)
+      return fail(ncclInvalidArgument, "ncclCommInitAll: ndev %d exceeds the maximum of %d ranks accl supports", ndev, kMaxRanks);
     if (devlist) {
       // Unlike NCCL, a device may repeat: several ranks per GPU are allowed.
       for (int i = 0; i < ndev; ++i)
@@ -99,7 +103,7 @@ ACCL_API(ncclResult_t, ncclCommInitAll, ncclComm_t* comms, int ndev, const int* 
 ACCL_API(ncclResult_t, ncclCommSplit, ncclComm_t comm, int color, int key, ncclComm_t* newcomm,
          ncclConfig_t* config) {
   return apiGuard("ncclCommSplit", [&]() -> ncclResult_t {
-    ACCL_CHECK(latch(checkCommReady("ncclCommSplit", comm)));
+    ACCL_CHECK(latch(checkCommParent("ncclCommSplit", comm)));
     if (newcomm == nullptr) return latch(fail(ncclInvalidArgument, "ncclCommSplit: newcomm is NULL"));
     return latch(splitComm(comm, color, key, newcomm, config));
   });
@@ -108,7 +112,7 @@ ACCL_API(ncclResult_t, ncclCommSplit, ncclComm_t comm, int color, int key, ncclC
 ACCL_API(ncclResult_t, ncclCommShrink, ncclComm_t comm, int* excludeRanksList, int excludeRanksCount,
          ncclComm_t* newcomm, ncclConfig_t* config, int shrinkFlags) {
   return apiGuard("ncclCommShrink", [&]() -> ncclResult_t {
-    ACCL_CHECK(latch(checkCommReady("ncclCommShrink", comm)));
+    ACCL_CHECK(latch(checkCommParent("ncclCommShrink", comm)));
     if (newcomm == nullptr) return latch(fail(ncclInvalidArgument, "ncclCommShrink: newcomm is NULL"));
     return latch(shrinkComm(comm, excludeRanksList, excludeRanksCount, newcomm, config, shrinkFlags));
   });
@@ -128,21 +132,16 @@ ACCL_API(ncclResult_t, ncclCommFinalize, ncclComm_t comm) {
 ACCL_API(ncclResult_t, ncclCommDestroy, ncclComm_t comm) {
   return apiGuard("ncclCommDestroy", [&]() -> ncclResult_t {
     if (comm == nullptr) return ncclSuccess;
-    ACCL_CHECK(checkCommHandle("ncclCommDestroy", comm));
-    // A destroy while a nonblocking job still runs must not hang: abort that job first.
-    if (comm->asyncResult.load() == ncclInProgress) comm->abortFlag = 1;
-    freeComm(comm);
-    return ncclSuccess;
+    // Calls still running on other threads (or a nonblocking job) are aborted and waited for;
+    // see core/comm_lifetime.h.
+    return closeComm("ncclCommDestroy", comm, /*abort=*/false);
   });
 }
 
 ACCL_API(ncclResult_t, ncclCommAbort, ncclComm_t comm) {
   return apiGuard("ncclCommAbort", [&]() -> ncclResult_t {
     if (comm == nullptr) return ncclSuccess;
-    ACCL_CHECK(checkCommHandle("ncclCommAbort", comm));
-    comm->abortFlag = 1;  // every wait in the library watches this flag
-    freeComm(comm);
-    return ncclSuccess;
+    return closeComm("ncclCommAbort", comm, /*abort=*/true);
   });
 }
 
@@ -151,9 +150,12 @@ ACCL_API(ncclResult_t, ncclCommRevoke, ncclComm_t comm, int revokeFlags) {
     ACCL_CHECK(checkCommHandle("ncclCommRevoke", comm));
     if (revokeFlags != NCCL_REVOKE_DEFAULT)
       return fail(ncclInvalidArgument, "ncclCommRevoke: revokeFlags %d is not NCCL_REVOKE_DEFAULT (0)", revokeFlags);
-    if (comm->state.load() != CommState::Ready)
+    CommState s = comm->state.load();
+    if (s != CommState::Ready && s != CommState::Failed)
       return fail(ncclInvalidUsage, "ncclCommRevoke: comm %p is not in a usable state", (void*)comm);
+    // No new work from here on; what other threads run now stops with an error.
     comm->state = CommState::Revoked;
+    ACCL_CHECK(quiesceComm("ncclCommRevoke", comm));
     comm->asyncResult = ncclSuccess;
     return ncclSuccess;
   });

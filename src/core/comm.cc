@@ -1,58 +1,31 @@
-// Communicator handle checks, the live-handle registry, and teardown.
+// Communicator handle and state checks, and the release of a communicator's resources (when that
+// happens is decided by core/comm_lifetime.cc).
 #include "core/comm.h"
 
-#include <unordered_set>
-
+#include "core/buffer_registry.h"
 #include "core/engine.h"
+#include "core/liveness.h"
 #include "core/window_registry.h"
+#include "ras/ras_state.h"
 #include "util/check.h"
 
 namespace accl {
-namespace {
-
-std::mutex& registryMutex() {
-  static std::mutex m;
-  return m;
-}
-
-std::unordered_set<const ncclComm*>& registry() {
-  static std::unordered_set<const ncclComm*> live;
-  return live;
-}
-
-bool isLive(const ncclComm* comm) {
-  std::lock_guard<std::mutex> lock(registryMutex());
-  return registry().count(comm) != 0;
-}
-
-}  // namespace
 
 const char* backendName(Backend b) { return b == Backend::Cuda ? "cuda" : "host"; }
 
-void registerComm(ncclComm* comm) {
-  std::lock_guard<std::mutex> lock(registryMutex());
-  registry().insert(comm);
-}
-
-void unregisterComm(ncclComm* comm) {
-  std::lock_guard<std::mutex> lock(registryMutex());
-  registry().erase(comm);
-}
-
 ncclResult_t checkCommHandle(const char* call, ncclComm* comm) {
   if (comm == nullptr) return fail(ncclInvalidArgument, "%s: comm is NULL", call);
-  if (!isLive(comm))
-    return fail(ncclInvalidArgument, "%s: comm %p is not a live communicator (already destroyed, or never created)",
-                call, static_cast<void*>(comm));
+  ACCL_CHECK(lookupAndHold(call, comm));
   if (comm->startMagic != ncclComm::kMagic || comm->endMagic != ncclComm::kMagic)
     return fail(ncclInvalidArgument, "%s: comm %p is corrupted (magic 0x%lx/0x%lx)", call, static_cast<void*>(comm),
                 (unsigned long)comm->startMagic, (unsigned long)comm->endMagic);
   return ncclSuccess;
 }
 
-ncclResult_t checkCommReady(const char* call, ncclComm* comm) {
-  ACCL_CHECK(checkCommHandle(call, comm));
-  switch (comm->state.load()) {
+namespace {
+
+ncclResult_t stateError(const char* call, ncclComm* comm, CommState state) {
+  switch (state) {
     case CommState::Ready:
       return ncclSuccess;
     case CommState::Initializing:
@@ -64,25 +37,45 @@ ncclResult_t checkCommReady(const char* call, ncclComm* comm) {
     case CommState::Revoked:
       return fail(ncclInvalidUsage, "%s: comm %p was revoked", call, static_cast<void*>(comm));
     case CommState::Failed:
-      return fail(ncclInvalidUsage, "%s: comm %p failed earlier with error %d; destroy or abort it", call,
+      return fail(ncclInvalidUsage,
+                  "%s: comm %p failed earlier with error %d; shrink, destroy or abort it", call,
                   static_cast<void*>(comm), (int)comm->asyncResult.load());
   }
   return ncclInternalError;
 }
 
-void joinCommJob(ncclComm* comm) {
-  std::lock_guard<std::mutex> lock(comm->jobMutex);
-  if (comm->job.joinable()) comm->job.join();
+}  // namespace
+
+ncclResult_t checkCommReady(const char* call, ncclComm* comm) {
+  ACCL_CHECK(checkCommHandle(call, comm));
+  return stateError(call, comm, comm->state.load());
 }
 
-void freeComm(ncclComm* comm) {
-  unregisterComm(comm);
+ncclResult_t checkCommParent(const char* call, ncclComm* comm) {
+  ACCL_CHECK(checkCommHandle(call, comm));
+  CommState s = comm->state.load();
+  // A failed communicator is only a valid parent when its init completed (it has an engine).
+  if (s == CommState::Revoked || (s == CommState::Failed && comm->engine)) return ncclSuccess;
+  return stateError(call, comm, s);
+}
+
+void joinCommJob(ncclComm* comm) {
+  std::lock_guard<std::mutex> lock(comm->jobMutex);
+  if (!comm->job.joinable()) return;
+  if (comm->job.get_id() == std::this_thread::get_id())
+    comm->job.detach();  // the job itself ends the communicator's last use
+  else
+    comm->job.join();
+}
+
+void releaseCommResources(ncclComm* comm) {
+  rasRemoveComm(comm);   // accl-ras stops listing it (ras/ras_state.h)
   joinCommJob(comm);
-  comm->engine.reset();  // stops channel workers, unmaps connections
+  livenessLeave(comm);   // tells the other member processes this rank left on purpose
+  comm->engine.reset();  // stops channel workers, closes and unmaps connections
   comm->bootstrap.reset();
   releaseWindowsOf(comm);  // windows the user never deregistered die with their communicator
-  comm->startMagic = comm->endMagic = 0;
-  delete comm;
+  releaseBuffersOf(comm);  // so do ncclCommRegister handles (core/buffer_registry.h)
 }
 
 }  // namespace accl

@@ -12,7 +12,9 @@
 #include <vector>
 
 #include "core/bootstrap.h"
+#include "core/comm_lifetime.h"
 #include "core/config.h"
+#include "util/host_identity.h"
 #include "nccl.h"
 
 namespace accl {
@@ -33,6 +35,7 @@ struct PeerInfo {
   uint64_t hostHash;  // same value <=> same node (NCCL_HOSTID overrides the host identity)
   uint64_t pidHash;   // same value <=> same process
   int pid;            // process id (meaningful between ranks of one node)
+  ProcessPlace place;  // kernel, PID namespace and host name: who can share memory (transports/shm)
 };
 
 // Node layout derived from the peers' host hashes. Nodes are numbered by their lowest rank.
@@ -82,6 +85,14 @@ struct ncclComm {
   // (guarded by comm_grow.cc's lock).
   std::shared_ptr<accl::GrowTicket> growTicket;
 
+  // Lifetime bookkeeping (core/comm_lifetime.h), guarded by its process-wide mutex.
+  int lifeRefs = 1;             // the handle, pins and holds
+  int lifeActive = 0;           // holds: threads using the communicator now
+  bool lifeClosing = false;     // destroy/abort started: no new holds
+  bool lifeHandleDropped = false;  // the closer gave up waiting: the last holder frees
+  bool lifeTearing = false;     // someone is freeing the resources
+  bool lifeTornDown = false;    // resources freed; the object waits for its last pin
+
   uint64_t endMagic = kMagic;
 
   bool blocking() const { return config.base.blocking != 0; }
@@ -89,22 +100,24 @@ struct ncclComm {
 
 namespace accl {
 
-// Live-communicator registry: lets the API reject a destroyed or corrupted handle without
-// dereferencing freed memory.
-void registerComm(ncclComm* comm);
-void unregisterComm(ncclComm* comm);
-
-// Validates a handle for the API call `call`: non-null, live, intact magics.
+// Validates a handle for the API call `call`: non-null, live (registered, not being destroyed),
+// intact magics. Inside an API call it also holds the communicator until the call returns
+// (core/comm_lifetime.h), so another thread's destroy or abort cannot free it meanwhile.
 ncclResult_t checkCommHandle(const char* call, ncclComm* comm);
 
 // Like checkCommHandle, and also requires that initialization finished successfully and the
 // communicator was not revoked or finalized (for calls that need a working communicator).
 ncclResult_t checkCommReady(const char* call, ncclComm* comm);
 
-// Joins the communicator's background job, if any.
+// Like checkCommReady, for split and shrink: the parent may also be revoked or have failed
+// (that is when survivors shrink), but must have finished its init.
+ncclResult_t checkCommParent(const char* call, ncclComm* comm);
+
+// Joins the communicator's background job, if any (detaches it when called from that job).
 void joinCommJob(ncclComm* comm);
 
-// Frees everything the communicator owns and the object itself.
-void freeComm(ncclComm* comm);
+// Frees everything the communicator owns (job, engine, bootstrap, windows), not the object.
+// Called once, by whoever ends the communicator's last use (core/comm_lifetime.cc).
+void releaseCommResources(ncclComm* comm);
 
 }  // namespace accl

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "core/comm_init.h"
+#include "core/comm_lifetime.h"
 #include "core/group.h"
 #include "core/unique_id.h"
 #include "device/device_probe.h"
@@ -147,7 +148,13 @@ ncclResult_t growExisting(ncclComm* parent, int nRanks, const ncclUniqueId* id, 
   *newcomm = child;
   ACCL_INFO(ACCL_LOG_INIT, "ncclCommGrow: comm %p rank %d grows from %d to %d ranks into comm %p%s", (void*)parent,
             parent->rank, parent->nranks, nRanks, (void*)child, root ? " (root)" : "");
-  return launchCommJob(child, [parent, child, offer, root] {
+  // The job uses the parent's bootstrap and grow ticket: pin its memory and hold it while the job
+  // runs, so an abort of the parent on another thread interrupts the job and waits for it instead
+  // of freeing them under it (as split and shrink do).
+  auto parentPin = std::make_shared<CommPin>(parent);
+  return launchCommJob(child, [parent, parentPin, child, offer, root] {
+    CommHold parentHold;
+    if (!threadHolds(parent)) ACCL_CHECK(parentHold.acquire(kGrow, parent));
     ncclUniqueId growId;
     ncclResult_t res = blame(kGrow, parent->rank, agreeOnGrow(parent, offer, &growId));
     if (res == ncclSuccess) {

@@ -12,11 +12,14 @@
 #include <fstream>
 #include <functional>
 #include <map>
+#include <memory>
 
 #include "core/engine.h"
 #include "core/group.h"
+#include "core/liveness.h"
 #include "core/unique_id.h"
 #include "device/device_probe.h"
+#include "ras/ras_state.h"
 #include "util/check.h"
 #include "util/last_error.h"
 #include "util/log.h"
@@ -75,6 +78,7 @@ ncclResult_t initJobSteps(ncclComm* comm, const std::vector<ncclUniqueId>& ids) 
   me.hostHash = hostHash();
   me.pidHash = pidHash();
   me.pid = getpid();
+  me.place = processPlace();
   ACCL_CHECK(comm->bootstrap->allGather(comm->peers.data(), sizeof(PeerInfo)));
   for (int r = 0; r < comm->nranks; ++r) {
     const PeerInfo& p = comm->peers[r];
@@ -87,6 +91,8 @@ ncclResult_t initJobSteps(ncclComm* comm, const std::vector<ncclUniqueId>& ids) 
   }
   comm->layout = computeLayout(comm->peers, comm->rank);
   ACCL_CHECK(CommEngine::create(comm, &comm->engine));
+  ACCL_CHECK(livenessJoin(comm));  // heartbeats with the other member processes (core/liveness.h)
+  rasAddComm(comm);                // accl-ras lists it from now on (ras/ras_state.h)
   comm->state = CommState::Ready;
   ACCL_INFO(ACCL_LOG_INIT,
             "comm %p rank %d nranks %d cudaDev %d backend %s nodes %d localRank %d/%d commId 0x%lx%s%s - Init "
@@ -107,8 +113,20 @@ ncclResult_t blame(const char* call, int rank, ncclResult_t res) {
   return fail(res, "%s: rank %d: %s", call, rank, inner.c_str());
 }
 
+// Like blame, for a step that `watched`'s abort flag can interrupt: an interrupted step is the
+// user's abort (ncclInvalidUsage), not the internal error the interrupted wait reports.
+static ncclResult_t blameStep(const char* call, int rank, ncclResult_t res, const ncclComm* watched) {
+  if (res == ncclSuccess || res == ncclInProgress) return res;
+  if (watched->abortFlag.load() == 0) return blame(call, rank, res);
+  std::string inner = lastErrorText();
+  return fail(ncclInvalidUsage,
+              "%s: rank %d: aborted by ncclCommAbort, ncclCommDestroy or ncclCommRevoke of comm %p on another "
+              "thread (%s)",
+              call, rank, static_cast<const void*>(watched), inner.c_str());
+}
+
 ncclResult_t initJob(const char* call, ncclComm* comm, const std::vector<ncclUniqueId>& ids) {
-  return blame(call, comm->rank, initJobSteps(comm, ids));
+  return blameStep(call, comm->rank, initJobSteps(comm, ids), comm);
 }
 
 namespace {
@@ -124,11 +142,21 @@ ncclResult_t shareChildId(ncclComm* parent, const std::vector<int>& members, int
   return ncclSuccess;
 }
 
-// The child's init job once its rank and id are known.
+// Holds the parent for the part of a child job that uses it (the rendezvous and the id hand-out),
+// unless this thread's API call already does: a destroy or abort of the parent on another thread
+// then aborts that part and waits for it, instead of freeing the bootstrap under it.
+ncclResult_t holdParent(const char* call, ncclComm* parent, CommHold* hold) {
+  if (threadHolds(parent)) return ncclSuccess;
+  return hold->acquire(call, parent);
+}
+
+// The child's init job once its rank and id are known; `parentHold` is released once the parent
+// is no longer needed.
 ncclResult_t childInit(const char* call, ncclComm* parent, ncclComm* child, const std::vector<int>& members,
-                       int tag) {
+                       int tag, CommHold* parentHold) {
   ncclUniqueId id;
-  ACCL_CHECK(blame(call, parent->rank, shareChildId(parent, members, tag, &id)));
+  ACCL_CHECK(blameStep(call, parent->rank, shareChildId(parent, members, tag, &id), parent));
+  parentHold->release();
   child->commHash = fnv1a64(&id, sizeof(id));
   return initJob(call, child, {id});
 }
@@ -162,7 +190,8 @@ ncclResult_t createComm(const char* call, ncclComm_t* newcomm, int nranks, int r
   logVersionBannerOnce();
   ncclComm* comm = newComm(nranks, rank, cudaDev, backend, config);
   comm->commHash = fnv1a64(ids.data(), sizeof(ncclUniqueId));
-  *newcomm = comm;
+  // Published atomically: a watchdog thread may read the handle while this thread initializes.
+  __atomic_store_n(newcomm, comm, __ATOMIC_RELEASE);
   ACCL_INFO(ACCL_LOG_INIT, "%s: comm %p rank %d nranks %d cudaDev %d commId 0x%lx - Init START", call, (void*)comm,
             rank, nranks, cudaDev, (unsigned long)comm->commHash);
   return launchCommJob(comm, [call, comm, ids] { return initJob(call, comm, ids); });
@@ -186,7 +215,8 @@ ncclResult_t splitComm(ncclComm* parent, int color, int key, ncclComm_t* newcomm
   auto rendezvous = [parent, color, key](std::vector<int>* members) -> ncclResult_t {
     std::vector<ColorKey> all(parent->nranks);
     all[parent->rank] = {color, key};
-    ACCL_CHECK(blame("ncclCommSplit", parent->rank, parent->bootstrap->allGather(all.data(), sizeof(ColorKey))));
+    ACCL_CHECK(
+        blameStep("ncclCommSplit", parent->rank, parent->bootstrap->allGather(all.data(), sizeof(ColorKey)), parent));
     members->clear();
     for (int r = 0; r < parent->nranks; ++r)
       if (all[r].color == color) members->push_back(r);
@@ -194,24 +224,26 @@ ncclResult_t splitComm(ncclComm* parent, int color, int key, ncclComm_t* newcomm
     return ncclSuccess;
   };
 
+  // Queued jobs (a group, a nonblocking call) keep the parent object alive until they run.
+  auto parentPin = std::make_shared<CommPin>(parent);
   if (color == NCCL_SPLIT_NOCOLOR) {
     // This rank takes part in the rendezvous but gets no child; the job is the parent's.
     return launchCommJob(parent, [parent, rendezvous] {
       std::vector<int> members;
-      ACCL_CHECK(rendezvous(&members));
-      parent->state = CommState::Ready;
-      return ncclSuccess;
+      return rendezvous(&members);
     });
   }
   // The child's rank and size are only known after the rendezvous; the job fills them in.
   ncclComm* child = newComm(0, 0, parent->cudaDev, parent->backend, config);
   *newcomm = child;
-  return launchCommJob(child, [parent, child, rendezvous, tag] {
+  return launchCommJob(child, [parent, parentPin, child, rendezvous, tag] {
+    CommHold parentHold;
+    ACCL_CHECK(holdParent("ncclCommSplit", parent, &parentHold));
     std::vector<int> members;
     ACCL_CHECK(rendezvous(&members));
     child->nranks = (int)members.size();
     child->rank = (int)(std::find(members.begin(), members.end(), parent->rank) - members.begin());
-    return childInit("ncclCommSplit", parent, child, members, tag);
+    return childInit("ncclCommSplit", parent, child, members, tag, &parentHold);
   });
 }
 
@@ -249,13 +281,20 @@ ncclResult_t shrinkComm(ncclComm* parent, const int* exclude, int excludeCount, 
   // The tag must agree among survivors only; excluded ranks never see it.
   int tag = kShrinkTagBase + parent->childCount++;
   if (flags == NCCL_SHRINK_ABORT) {
-    // Stop whatever the parent still had in flight before reusing its bootstrap.
+    // Stop whatever the parent still runs on other threads (a collective blocked on a dead peer,
+    // a nonblocking job) before reusing its bootstrap; the parent takes no new work.
+    if (parent->state.load() == CommState::Ready) parent->state = CommState::Revoked;
+    ACCL_CHECK(quiesceComm(call, parent));
     joinCommJob(parent);
   }
+  auto parentPin = std::make_shared<CommPin>(parent);
   ncclComm* child = newComm((int)members.size(), childRank, parent->cudaDev, parent->backend, config);
   *newcomm = child;
-  return launchCommJob(child,
-                       [parent, child, members, tag] { return childInit("ncclCommShrink", parent, child, members, tag); });
+  return launchCommJob(child, [parent, parentPin, child, members, tag] {
+    CommHold parentHold;
+    ACCL_CHECK(holdParent("ncclCommShrink", parent, &parentHold));
+    return childInit("ncclCommShrink", parent, child, members, tag, &parentHold);
+  });
 }
 
 }  // namespace accl

@@ -3,6 +3,8 @@
 
 #include <algorithm>
 #include <cstring>
+#include <memory>
+#include <string>
 #include <thread>
 #include <vector>
 
@@ -12,11 +14,14 @@
 #include "core/comm_memory.h"
 #include "core/engine.h"
 #include "core/group.h"
+#include "core/liveness.h"
 #include "core/plan.h"
 #include "device/common/dtypes.h"
 #include "device/host/host_executor.h"
 #include "device/host/host_prims.h"
+#include "ras/op_batch.h"
 #include "util/check.h"
+#include "util/last_error.h"
 
 namespace accl {
 namespace {
@@ -32,6 +37,10 @@ struct Task {
 struct CommTasks {
   ncclComm* comm;
   std::vector<Task> tasks;
+  // Set for an explicit group: the object survives a destroy or abort before the group ends, so
+  // the group end can tell (core/comm_lifetime.h). An implicit group runs inside the call, which
+  // holds the communicator.
+  std::unique_ptr<CommPin> pin;
 };
 
 // This thread's pending tasks: entries [0, tPendingCount) are live; the rest keep their
@@ -39,7 +48,7 @@ struct CommTasks {
 thread_local std::vector<CommTasks> tPending;
 thread_local size_t tPendingCount = 0;
 
-void addTask(ncclComm* comm, const Task& t) {
+void addTask(ncclComm* comm, const Task& t, bool pin) {
   for (size_t i = 0; i < tPendingCount; ++i)
     if (tPending[i].comm == comm) {
       tPending[i].tasks.push_back(t);
@@ -50,6 +59,12 @@ void addTask(ncclComm* comm, const Task& t) {
   ct.comm = comm;
   ct.tasks.clear();
   ct.tasks.push_back(t);
+  if (pin) ct.pin = std::make_unique<CommPin>(comm);
+}
+
+// Ends the first `count` entries' pins (the group is over).
+void unpinPending(size_t count) {
+  for (size_t i = 0; i < count; ++i) tPending[i].pin.reset();
 }
 
 // Below this many bytes per channel an operation stays on fewer channels.
@@ -112,7 +127,7 @@ ncclResult_t checkColl(ncclComm* comm, const CollCall& c, DevRedOp* op) {
 ncclResult_t submit(ncclComm* comm, const Task& t, const char* name) {
   const bool implicit = !inGroup();
   if (implicit) groupStart();
-  addTask(comm, t);
+  addTask(comm, t, /*pin=*/!implicit);
   return implicit ? groupEnd(name) : ncclSuccess;
 }
 
@@ -231,16 +246,62 @@ ncclResult_t buildPlan(ncclComm* comm, const std::vector<Task>& tasks, Plan* pla
   return ncclSuccess;
 }
 
+// Runs one communicator's tasks; the caller holds the communicator.
 ncclResult_t runComm(ncclComm* comm, const std::vector<Task>& tasks) {
+  const char* name = tasks.front().isColl ? tasks.front().coll.name : tasks.front().p2p.name;
+  // Revoked or failed (ncclCommRevoke, a shrink with NCCL_SHRINK_ABORT, or a failure on another
+  // thread) after the operations were queued.
+  CommState state = comm->state.load();
+  if (state == CommState::Revoked || state == CommState::Failed)
+    return fail(ncclInvalidUsage, "%s: comm %p was %s before the group ended; its queued operations were dropped",
+                name, static_cast<void*>(comm), state == CommState::Revoked ? "revoked" : "failed");
   // No suspend while the plan is built and run; none of this runs on a suspended comm.
-  GateScope gate(comm->engine->gate, tasks.front().isColl ? tasks.front().coll.name : tasks.front().p2p.name);
+  GateScope gate(comm->engine->gate, name);
   ACCL_CHECK(gate.result());
+  // accl-ras's current operation and sequence numbers; ACCL_CHECK_COLLECTIVES (ras/op_batch.h).
+  OpBatch batch(comm);
+  for (const Task& t : tasks) t.isColl ? batch.addColl(t.coll) : batch.addP2p(t.p2p);
+  ACCL_CHECK(batch.start());
   Plan& plan = comm->engine->plan;
   ACCL_CHECK(buildPlan(comm, tasks, &plan));
   if (plan.nChannelsUsed == 0) return ncclSuccess;
   ncclResult_t res = hostExecutePlan(*comm->engine, plan);
-  if (res != ncclSuccess && res != ncclInvalidArgument && res != ncclInvalidUsage) comm->asyncResult = res;
+  const int stop = comm->abortFlag.load();
+  if (res != ncclSuccess && res != ncclInvalidUsage && stop != 0 && stop != kAbortByPeerFailure) {
+    // An abort interrupted a wait that reports its own code (a connection handshake): say what
+    // happened.
+    std::string inner = lastErrorText();
+    res = fail(ncclInvalidUsage, "%s: comm %p was aborted (ncclCommAbort, ncclCommDestroy or ncclCommRevoke on another "
+               "thread) during the operation (%s)", name, static_cast<void*>(comm), inner.c_str());
+  }
+  if (res != ncclSuccess && res != ncclInvalidArgument && res != ncclInvalidUsage) {
+    // The operation stopped half-way (a peer died or stalled): this communicator cannot run
+    // another one. Closing the connections makes the peers still waiting on this rank fail now
+    // instead of at their timeout; survivors go on with ncclCommShrink.
+    comm->asyncResult = res;
+    comm->state = CommState::Failed;
+    comm->engine->conns.releaseAll();
+  }
   return res;
+}
+
+// Holds every communicator of the group for its run. A communicator destroyed or aborted inside
+// the group fails the whole group (its peers' operations in the same group would wait for it).
+ncclResult_t holdGroupComms(size_t count, std::vector<CommHold>* holds) {
+  holds->resize(count);
+  for (size_t i = 0; i < count; ++i) {
+    ncclComm* comm = tPending[i].comm;
+    if (threadHolds(comm)) continue;  // the implicit group of this call
+    const Task& first = tPending[i].tasks.front();
+    const char* name = first.isColl ? first.coll.name : first.p2p.name;
+    ncclResult_t res = (*holds)[i].acquire(name, comm);
+    if (res != ncclSuccess)
+      return fail(ncclInvalidUsage,
+                  "ncclGroupEnd: comm %p was destroyed or aborted inside the group; the group's operations were "
+                  "dropped (%s)",
+                  static_cast<void*>(comm), name);
+  }
+  return ncclSuccess;
 }
 
 }  // namespace
@@ -295,7 +356,10 @@ ncclResult_t enqueueP2p(ncclComm* comm, const P2pCall& call) {
   return submit(comm, t, call.name);
 }
 
-void discardGroupTasks() { tPendingCount = 0; }
+void discardGroupTasks() {
+  unpinPending(tPendingCount);
+  tPendingCount = 0;
+}
 
 bool hasQueuedTasks(const ncclComm* comm) {
   for (size_t i = 0; i < tPendingCount; ++i)
@@ -305,6 +369,8 @@ bool hasQueuedTasks(const ncclComm* comm) {
 
 ncclResult_t estimateGroupTasksUs(float* us) {
   float longest = 0;
+  std::vector<CommHold> holds;
+  ACCL_CHECK(holdGroupComms(tPendingCount, &holds));
   for (size_t i = 0; i < tPendingCount; ++i) {
     ncclComm* comm = tPending[i].comm;
     float sum = 0;
@@ -331,18 +397,31 @@ ncclResult_t launchGroupTasks() {
   const size_t count = tPendingCount;
   tPendingCount = 0;
   if (count == 0) return ncclSuccess;
-  if (count == 1) return runComm(tPending[0].comm, tPending[0].tasks);
-  std::vector<CommTasks> pending(tPending.begin(), tPending.begin() + count);
-  // Several communicators from one thread (e.g. one thread driving every rank): each may wait
-  // on the others, so each runs on its own thread.
-  std::vector<ncclResult_t> results(pending.size(), ncclSuccess);
-  std::vector<std::thread> threads;
-  for (size_t i = 0; i < pending.size(); ++i)
-    threads.emplace_back([&, i] { results[i] = runComm(pending[i].comm, pending[i].tasks); });
-  for (std::thread& th : threads) th.join();
-  for (ncclResult_t r : results)
-    if (r != ncclSuccess) return r;
-  return ncclSuccess;
+  std::vector<CommHold> holds;
+  ncclResult_t held = holdGroupComms(count, &holds);
+  if (held != ncclSuccess) {
+    holds.clear();
+    unpinPending(count);
+    return held;
+  }
+  ncclResult_t result = ncclSuccess;
+  if (count == 1) {
+    result = runComm(tPending[0].comm, tPending[0].tasks);
+  } else {
+    // Several communicators from one thread (e.g. one thread driving every rank): each may wait
+    // on the others, so each runs on its own thread.
+    std::vector<ncclResult_t> results(count, ncclSuccess);
+    std::vector<CommTasks>& pending = tPending;  // this thread's list (tPending is thread-local)
+    std::vector<std::thread> threads;
+    for (size_t i = 0; i < count; ++i)
+      threads.emplace_back([&, i] { results[i] = runComm(pending[i].comm, pending[i].tasks); });
+    for (std::thread& th : threads) th.join();
+    for (ncclResult_t r : results)
+      if (r != ncclSuccess && result == ncclSuccess) result = r;
+  }
+  holds.clear();
+  unpinPending(count);
+  return result;
 }
 
 }  // namespace accl

@@ -14,6 +14,7 @@ namespace {
 struct PendingJob {
   ncclComm* comm;
   CommJobFn fn;
+  CommPin pin;  // the communicator object outlives the queue, even if destroyed meanwhile
 };
 
 struct GroupState {
@@ -24,7 +25,7 @@ struct GroupState {
 
 thread_local GroupState tGroup;
 
-// Runs a job and publishes its outcome on the communicator.
+// Runs a job and publishes its outcome on the communicator (which the caller holds).
 ncclResult_t runJob(ncclComm* comm, const CommJobFn& fn) {
   ncclResult_t res;
   try {
@@ -39,6 +40,7 @@ ncclResult_t runJob(ncclComm* comm, const CommJobFn& fn) {
 
 // Runs the communicator jobs queued in a group (see launchCommJob for where each runs).
 ncclResult_t runJobs(std::vector<PendingJob>& jobs, const char* call);
+void failJobs(std::vector<PendingJob>& jobs, ncclResult_t res);
 
 }  // namespace
 
@@ -51,16 +53,32 @@ void recordGroupError(ncclResult_t res) {
   if (inGroup() && tGroup.error == ncclSuccess && res != ncclSuccess && res != ncclInProgress) tGroup.error = res;
 }
 
+namespace {
+
+// Starts a job on the communicator's background thread; the thread keeps `hold` until the job's
+// outcome is published.
+void startJobThread(ncclComm* comm, CommJobFn fn, CommHold hold) {
+  std::lock_guard<std::mutex> lock(comm->jobMutex);
+  if (comm->job.joinable()) comm->job.join();
+  comm->job = std::thread([comm, fn = std::move(fn), hold = std::move(hold)]() mutable {
+    runJob(comm, fn);
+    hold.release();  // the last touch of comm: a closer may free it from here on
+  });
+}
+
+}  // namespace
+
 ncclResult_t launchCommJob(ncclComm* comm, CommJobFn fn) {
   comm->asyncResult = ncclInProgress;
   if (inGroup()) {
-    tGroup.jobs.push_back({comm, std::move(fn)});
+    tGroup.jobs.push_back({comm, std::move(fn), CommPin(comm)});
     return comm->blocking() ? ncclSuccess : ncclInProgress;
   }
+  CommHold hold;
+  ncclResult_t res = hold.acquire("communicator job", comm);
+  if (res != ncclSuccess) return res;
   if (comm->blocking()) return runJob(comm, fn);
-  std::lock_guard<std::mutex> lock(comm->jobMutex);
-  if (comm->job.joinable()) comm->job.join();
-  comm->job = std::thread([comm, fn = std::move(fn)] { runJob(comm, fn); });
+  startJobThread(comm, std::move(fn), std::move(hold));
   return ncclInProgress;
 }
 
@@ -77,10 +95,7 @@ ncclResult_t groupEnd(const char* call) {
   if (latched != ncclSuccess) {
     // A call inside the group failed its checks: nothing queued may run half-way.
     discardGroupTasks();
-    for (PendingJob& j : jobs) {
-      j.comm->state = CommState::Failed;
-      j.comm->asyncResult = latched;
-    }
+    failJobs(jobs, latched);
     return latched;
   }
   ncclResult_t jobsResult = runJobs(jobs, call);
@@ -96,24 +111,37 @@ ncclResult_t groupEnd(const char* call) {
 
 namespace {
 
+// Fails every queued job (nothing of the group runs half-way).
+void failJobs(std::vector<PendingJob>& jobs, ncclResult_t res) {
+  for (PendingJob& j : jobs) {
+    j.comm->state = CommState::Failed;
+    j.comm->asyncResult = res;
+  }
+}
+
 ncclResult_t runJobs(std::vector<PendingJob>& jobs, const char* call) {
   if (jobs.empty()) return ncclSuccess;
   bool anyBlocking = false, anyNonblocking = false;
   for (const PendingJob& j : jobs) (j.comm->blocking() ? anyBlocking : anyNonblocking) = true;
   if (anyBlocking && anyNonblocking) {
-    for (PendingJob& j : jobs) {
-      j.comm->state = CommState::Failed;
-      j.comm->asyncResult = ncclInvalidArgument;
-    }
+    failJobs(jobs, ncclInvalidArgument);
     return fail(ncclInvalidArgument, "%s: a group mixes blocking and nonblocking communicators", call);
+  }
+  // A communicator destroyed or aborted inside the group fails the whole group: its peers in the
+  // other jobs would otherwise wait for it.
+  std::vector<CommHold> holds(jobs.size());
+  for (size_t i = 0; i < jobs.size(); ++i) {
+    ncclResult_t res = holds[i].acquire(call, jobs[i].comm);
+    if (res != ncclSuccess) {
+      holds.clear();
+      failJobs(jobs, ncclInvalidUsage);
+      return fail(ncclInvalidUsage, "%s: comm %p was destroyed or aborted inside the group; its queued work failed",
+                  call, static_cast<void*>(jobs[i].comm));
+    }
   }
 
   if (anyNonblocking) {
-    for (PendingJob& j : jobs) {
-      std::lock_guard<std::mutex> lock(j.comm->jobMutex);
-      if (j.comm->job.joinable()) j.comm->job.join();
-      j.comm->job = std::thread([comm = j.comm, fn = std::move(j.fn)] { runJob(comm, fn); });
-    }
+    for (size_t i = 0; i < jobs.size(); ++i) startJobThread(jobs[i].comm, std::move(jobs[i].fn), std::move(holds[i]));
     return ncclInProgress;
   }
 
