@@ -1,11 +1,13 @@
 // A peer that goes away in the middle of a job makes the others fail within a bounded time,
 // never hang: a rank that aborts its communicator (threads and processes) and a rank whose
 // process is killed (processes). ACCL_TIMEOUT_MS stays at its 30-minute default, so what is
-// tested is the detection of the closed connection / dead process, not the timeout.
+// tested is the detection of the closed connection / dead process, not the timeout. Every
+// survivor's error names the rank that left, also those that waited on another survivor.
 #include <signal.h>
 #include <unistd.h>
 
 #include <chrono>
+#include <string>
 #include <vector>
 
 #include "mp/mp_test_util.h"
@@ -29,14 +31,19 @@ class PeerFailureTest : public testing::TestWithParam<std::tuple<LaunchMode, int
   }
 };
 
-// The survivors' side: a second all-reduce must fail with ncclRemoteError, quickly.
-void survivorExpectsError(RankContext& ctx, ncclComm_t comm, std::vector<float>& buf) {
+// The survivors' side: a second all-reduce must fail with ncclRemoteError, quickly, and name the
+// rank that left (`victim`), not the neighbour this rank happened to wait on.
+void survivorExpectsError(RankContext& ctx, ncclComm_t comm, std::vector<float>& buf, int victim) {
   auto t0 = std::chrono::steady_clock::now();
   ncclResult_t res = ncclAllReduce(buf.data(), buf.data(), buf.size(), ncclFloat, ncclSum, comm, nullptr);
   double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  const std::string text = ncclGetLastError(nullptr);
   ctx.check(res == ncclRemoteError, "rank %d: all-reduce after a peer left returned %d (%s), want ncclRemoteError: %s",
-            ctx.rank, res, ncclGetErrorString(res), ncclGetLastError(nullptr));
+            ctx.rank, res, ncclGetErrorString(res), text.c_str());
   ctx.check(s < kBoundSeconds, "rank %d: the failure took %.1f s (bound %.0f s)", ctx.rank, s, kBoundSeconds);
+  const std::string named = "rank " + std::to_string(victim) + " (";
+  ctx.check(text.find(named) != std::string::npos, "rank %d: the error does not name rank %d ('%s'): %s", ctx.rank,
+            victim, named.c_str(), text.c_str());
   ctx.abortComm(comm);
 }
 
@@ -52,7 +59,7 @@ TEST_P(PeerFailureTest, PeerAbortsItsCommunicator) {
       RANK_NCCL_OK(ctx, ctx.abortComm(comm));
       return;
     }
-    survivorExpectsError(ctx, comm, buf);
+    survivorExpectsError(ctx, comm, buf, ctx.nranks - 1);
   });
   EXPECT_RANKS_OK(res);
 }
@@ -66,7 +73,7 @@ TEST_P(PeerFailureTest, PeerProcessIsKilled) {
     if (!RANK_NCCL_OK(ctx, ncclAllReduce(buf.data(), buf.data(), buf.size(), ncclFloat, ncclSum, comm, nullptr)))
       return;
     if (ctx.rank == ctx.nranks - 1) kill(getpid(), SIGKILL);
-    survivorExpectsError(ctx, comm, buf);
+    survivorExpectsError(ctx, comm, buf, ctx.nranks - 1);
   });
   const int victim = static_cast<int>(res.ranks.size()) - 1;
   for (const RankOutcome& r : res.ranks) {

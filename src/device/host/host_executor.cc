@@ -137,7 +137,12 @@ ncclResult_t runChannel(CommEngine& e, int channel, const std::vector<PlanItem>&
 
 ncclResult_t hostExecutePlan(CommEngine& engine, const Plan& plan) {
   engine.planBytes.store(planStorageBytes(plan), std::memory_order_relaxed);
-  ACCL_CHECK(connectPlan(engine, plan));
+  // A peer failure interrupts connection setup through the abort flag: report the failure itself.
+  const PlanItem* first = plan.channels.empty() || plan.channels[0].empty() ? nullptr : &plan.channels[0][0];
+  const char* what = first && first->isColl ? apiName(first->coll.func) : "ncclSend/ncclRecv";
+  // A failure recorded before the communicator was Ready did not raise the abort flag: check first.
+  if (engine.wait.health && engine.wait.health->failed()) return peerFailureOr(engine.wait, what, ncclRemoteError);
+  ACCL_CHECK(peerFailureOr(engine.wait, what, connectPlan(engine, plan)));
   return engine.workers.runAll(plan.nChannelsUsed,
                                [&](int c) { return runChannel(engine, c, plan.channels[c]); });
 }

@@ -40,12 +40,12 @@ bool tryStep(Transfer& t) {
       f.headCache = counter(f.ctrl->head).load(std::memory_order_acquire);
       if (static_cast<int64_t>(f.step - f.headCache) >= kFifoSteps) return false;
     }
-    std::memcpy(f.simpleSlot(f.step), static_cast<const char*>(w.sendbuff) + off, n * elem);
+    if (n) std::memcpy(f.simpleSlot(f.step), static_cast<const char*>(w.sendbuff) + off, n * elem);
     counter(f.ctrl->tail).store(f.step + 1, std::memory_order_seq_cst);
     wakeSleepers(f.ctrl->tailSleepers, f.ctrl->tail);
   } else {
     if (counter(f.ctrl->tail).load(std::memory_order_acquire) <= f.step) return false;
-    std::memcpy(static_cast<char*>(w.recvbuff) + off, f.simpleSlot(f.step), n * elem);
+    if (n) std::memcpy(static_cast<char*>(w.recvbuff) + off, f.simpleSlot(f.step), n * elem);
     counter(f.ctrl->head).store(f.step + 1, std::memory_order_seq_cst);
     wakeSleepers(f.ctrl->headSleepers, f.ctrl->head);
   }
@@ -54,6 +54,16 @@ bool tryStep(Transfer& t) {
   t.started = true;
   t.finished = t.done == w.chanCount;
   return true;
+}
+
+WaitPeer waitPeerOf(const Transfer& t) { return WaitPeer{t.work->peer, t.conn->peerPid, &t.conn->view.ctrl->closed}; }
+
+const char* directionName(const Transfer& t) { return t.work->isSend ? "ncclSend" : "ncclRecv"; }
+
+const Transfer& firstUnfinished(const std::vector<Transfer>& transfers) {
+  for (const Transfer& t : transfers)
+    if (!t.finished) return t;
+  return transfers.front();
 }
 
 }  // namespace
@@ -71,6 +81,7 @@ ncclResult_t hostRunP2pBatch(CommEngine& engine, int channel, const std::vector<
   int sleeps = 0;
   int64_t idleSinceMs = 0;
   int64_t lastLivenessMs = 0;
+  int64_t lastLogMs = 0;
   size_t remaining = transfers.size();
   while (remaining > 0) {
     bool progressed = false;
@@ -95,7 +106,7 @@ ncclResult_t hostRunP2pBatch(CommEngine& engine, int channel, const std::vector<
     if (remaining == 0) break;
     // Nothing moved: spin, then yield, then sleep with a growing pause, watching abort,
     // the timeout and the peers' liveness.
-    if (idle == 0) idleSinceMs = nowMs();
+    if (idle == 0) lastLogMs = idleSinceMs = nowMs();
     ++idle;
     if (idle < policy.spinCount) {
       cpuRelax();
@@ -109,25 +120,27 @@ ncclResult_t hostRunP2pBatch(CommEngine& engine, int channel, const std::vector<
     ++sleeps;
     struct timespec ts = {0, pauseUs * 1000};
     nanosleep(&ts, nullptr);
-    if (policy.abortFlag && policy.abortFlag->load())
-      return fail(ncclInvalidUsage, "ncclSend/ncclRecv: aborted (ncclCommAbort) on rank %d", engine.comm->rank);
+    if ((policy.abortFlag && policy.abortFlag->load()) || (policy.health && policy.health->failed())) {
+      const Transfer& t = firstUnfinished(transfers);
+      return waitFailure(policy, waitPeerOf(t), directionName(t), WaitEnd::kAborted, nowMs() - idleSinceMs);
+    }
     int64_t now = nowMs();
     if (policy.timeoutMs > 0 && now - idleSinceMs > policy.timeoutMs) {
-      for (Transfer& t : transfers)
-        if (!t.finished)
-          return fail(ncclRemoteError, "%s rank %d: no progress for %ld ms (ACCL_TIMEOUT_MS)",
-                      t.work->isSend ? "ncclSend to" : "ncclRecv from", t.work->peer, (long)(now - idleSinceMs));
+      const Transfer& t = firstUnfinished(transfers);
+      return waitFailure(policy, waitPeerOf(t), directionName(t), WaitEnd::kTimeout, now - idleSinceMs);
     }
     if (now - lastLivenessMs > 100) {
       lastLivenessMs = now;
       for (Transfer& t : transfers)
         // A peer may post its last chunk and exit between our poll and this check: only a peer
         // that is gone and left nothing to take is an error.
-        if (!t.finished && peerGone(WaitPeer{t.work->peer, t.conn->peerPid, &t.conn->view.ctrl->closed}) &&
-            !tryStep(t))
-          return fail(ncclRemoteError, "%s rank %d: the peer (pid %d) has exited or closed its communicator",
-                      t.work->isSend ? "ncclSend to" : "ncclRecv from", t.work->peer, t.conn->peerPid);
+        if (!t.finished && peerGone(waitPeerOf(t)) && !tryStep(t))
+          return waitFailure(policy, waitPeerOf(t), directionName(t),
+                             peerProcessGone(waitPeerOf(t)) ? WaitEnd::kPeerExited : WaitEnd::kPeerClosed,
+                             now - idleSinceMs);
     }
+    const Transfer& waited = firstUnfinished(transfers);
+    maybeLogLongWait(policy, waited.work->peer, directionName(waited), idleSinceMs, &lastLogMs);
   }
   return ncclSuccess;
 }

@@ -3,12 +3,17 @@
 // outnumber cores (16 ranks on 2 cores in CI), so a waiter must give its core away quickly.
 // Every wait also watches the communicator's abort flag, an overall timeout, and whether the
 // peer process is still alive, so a dead or silent peer becomes an error, never a hang.
+// When the communicator's liveness record (core/peer_failure.h) holds a failure, every wait that
+// ends reports that failure (the failed rank, its host and pid, what was seen) rather than the
+// neighbour it happened to wait on. A long wait logs a line every ACCL_WAIT_LOG_INTERVAL_MS.
 #pragma once
 
 #include <atomic>
 #include <cstdint>
+#include <memory>
 #include <type_traits>
 
+#include "core/peer_failure.h"
 #include "nccl.h"
 
 namespace accl {
@@ -18,6 +23,10 @@ struct WaitPolicy {
   int64_t timeoutMs = 0;  // <= 0: no timeout
   int spinCount = 0;      // polls before yielding
   int yieldUs = 0;        // microseconds of sched_yield() polling before sleeping
+  std::shared_ptr<const CommHealth> health;  // the communicator's failure record (null: none)
+  const uint64_t* opCount = nullptr;         // collectives planned so far (for wait logs)
+  int rank = -1;                             // this rank (for wait logs)
+  int64_t logIntervalMs = 0;                 // ACCL_WAIT_LOG_INTERVAL_MS (<= 0: no wait logs)
 };
 
 // The policy for a communicator whose node runs `threadsOnNode` busy threads (local ranks x
@@ -53,6 +62,27 @@ ncclResult_t waitSlowPath(const WaitPolicy& policy, bool (*poll)(void*), void* p
 
 // Whether the peer of a connection is gone: it closed the connection, or its process exited.
 bool peerGone(const WaitPeer& peer);
+// Whether the peer's process no longer exists (same host, pid known).
+bool peerProcessGone(const WaitPeer& peer);
+
+// Why a wait ended without its condition.
+enum class WaitEnd { kAborted, kPeerExited, kPeerClosed, kTimeout };
+
+// The error of a wait that ended for `why` after `waitedMs`: the communicator's recorded peer
+// failure when there is one (a closed peer gets a short grace for the record to arrive, since a
+// survivor closes its side after it failed), else what this wait saw itself. A peer process found
+// gone is declared failed to the liveness service, which tells the other ranks.
+ncclResult_t waitFailure(const WaitPolicy& policy, const WaitPeer& peer, const char* what, WaitEnd why,
+                         int64_t waitedMs);
+
+// For errors met outside a FIFO wait (e.g. connection setup over the bootstrap, which the abort
+// flag interrupts): when the communicator holds a peer failure, returns ncclRemoteError naming it;
+// otherwise `res` unchanged.
+ncclResult_t peerFailureOr(const WaitPolicy& policy, const char* what, ncclResult_t res);
+
+// Logs, every ACCL_WAIT_LOG_INTERVAL_MS of one wait, which operation waits for which peer and how
+// long; *lastLogMs is the wait's last log time (start with the wait's start).
+void maybeLogLongWait(const WaitPolicy& policy, int peerRank, const char* what, int64_t startMs, int64_t* lastLogMs);
 
 void cpuRelax();
 
