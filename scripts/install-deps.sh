@@ -3,7 +3,8 @@
 # Used by README's commands and by .ci/run. Needs root (or sudo) only when something is missing.
 set -euo pipefail
 packages=(cmake ninja-build ccache g++ pkg-config libhwloc-dev libibverbs-dev rdma-core libnuma-dev
-          libgtest-dev libbenchmark-dev iproute2 binutils graphviz)
+          libgtest-dev libbenchmark-dev iproute2 binutils graphviz
+          clang libclang-rt-dev)  # clang + its runtimes: libFuzzer for scripts/fuzz.sh
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

@@ -148,8 +148,9 @@ uint64_t Pattern::reductionInput(int rank, size_t j) const {
     case ValueRule::Mode::kRawBits:
       return (h | (r.odd ? 1ull : 0ull)) & widthMask(type_->size);
     case ValueRule::Mode::kRange: {
-      uint64_t span = (uint64_t)(r.hi - r.lo) + 1;
-      int64_t v = r.lo + (int64_t)(h % span);
+      // In unsigned arithmetic: hi - lo overflows int64 for a signed 64-bit range [-max, max].
+      uint64_t span = (uint64_t)r.hi - (uint64_t)r.lo + 1;
+      int64_t v = (int64_t)((uint64_t)r.lo + h % span);
       return encodeInteger(*type_, v * r.scale);
     }
     case ValueRule::Mode::kPowerOfTwo: {

@@ -399,7 +399,9 @@ void modelCollective(const CaseSpec& cs, int n, const std::vector<const char*>& 
     snap[q].assign(sendPtrs[q], sendPtrs[q] + sendElems * size);
     sends[q] = snap[q].data();
   }
-  auto copy = [&](char* dst, const char* src, size_t elems) { memcpy(dst, src, elems * size); };
+  auto copy = [&](char* dst, const char* src, size_t elems) {
+    if (elems) memcpy(dst, src, elems * size);  // src may be null for an empty block
+  };
   for (int r = 0; r < n; ++r) {
     char* recv = recvPtrs[r];
     switch (cs.coll) {
