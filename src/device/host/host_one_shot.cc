@@ -22,6 +22,7 @@ ncclResult_t hostOneShotAllReduce(CommEngine& engine, int channel, const CollWor
   const int n = engine.comm->nranks;
   const int me = engine.comm->rank;
   const size_t bytes = w.count * dtypeSize(w.type);
+  if (bytes == 0) return ncclSuccess;  // every rank has the same count: nothing to exchange
   // Slot r of the scratch holds rank r's contribution (after that rank's preOp: a PreMulSum
   // scalar may differ per rank, so each rank scales its own vector before sending it); the last
   // slot is the accumulator, since the output may alias the input.
