@@ -6,6 +6,7 @@
 
 #include "core/comm.h"
 #include "core/engine.h"
+#include "core/red_op_registry.h"
 #include "device/common/dtypes.h"
 #include "device/host/host_wait.h"
 #include "ras/ras_text.h"
@@ -30,27 +31,10 @@ struct WireRecord {
 };
 static_assert(sizeof(WireRecord) == 8 + kInline * sizeof(CollSignature));
 
-const char* apiName(int32_t func) {
-  switch (func) {
-    case kFuncBroadcast: return "ncclBroadcast";
-    case kFuncReduce: return "ncclReduce";
-    case kFuncAllGather: return "ncclAllGather";
-    case kFuncReduceScatter: return "ncclReduceScatter";
-    case kFuncAllReduce: return "ncclAllReduce";
-    default: return "an unknown collective";
-  }
-}
+const char* callName(int32_t func) { return collApiName(func, "an unknown collective"); }
+constexpr const char* kCustomOpText = "custom (ncclRedOpCreatePreMulSum)";
 
-std::string opText(int32_t op) {
-  switch (op) {
-    case ncclSum: return "sum";
-    case ncclProd: return "prod";
-    case ncclMax: return "max";
-    case ncclMin: return "min";
-    case ncclAvg: return "avg";
-    default: return "custom (ncclRedOpCreatePreMulSum)";
-  }
-}
+
 
 std::string ranksText(const std::vector<int>& ranks) {
   constexpr size_t kShown = 8;
@@ -74,7 +58,7 @@ std::string fieldsText(const CollSignature& s, unsigned fields) {
   if (fields & kSeq) add(rasFmt("sequence number %llu", static_cast<unsigned long long>(s.seq)));
   if (fields & kCount) add(rasFmt("count %llu", static_cast<unsigned long long>(s.count)));
   if (fields & kType) add(rasFmt("datatype %s", dtypeName(static_cast<ncclDataType_t>(s.type))));
-  if (fields & kOp) add(s.op < 0 ? "no op" : "op " + opText(s.op));
+  if (fields & kOp) add(s.op < 0 ? "no op" : std::string("op ") + builtinRedOpName(s.op, kCustomOpText));
   if (fields & kRoot) add(s.root < 0 ? "no root" : rasFmt("root %d", s.root));
   return out;
 }
@@ -94,12 +78,12 @@ std::string describeGroup(const std::vector<int>& group, const std::vector<CollS
   if (a.func != b.func) {
     const unsigned all = kCount | kType | (a.op >= 0 ? kOp : 0u) | (a.root >= 0 ? kRoot : 0u);
     const unsigned allB = kCount | kType | (b.op >= 0 ? kOp : 0u) | (b.root >= 0 ? kRoot : 0u);
-    return where + rasFmt("%s called %s %s but %s called %s %s", ranksText(group).c_str(), apiName(a.func),
-                          fieldsText(a, all).c_str(), ranksText(ref).c_str(), apiName(b.func),
+    return where + rasFmt("%s called %s %s but %s called %s %s", ranksText(group).c_str(), callName(a.func),
+                          fieldsText(a, all).c_str(), ranksText(ref).c_str(), callName(b.func),
                           fieldsText(b, allB).c_str());
   }
   const unsigned fields = differingFields(a, b);
-  std::string s = where + rasFmt("%s called %s %s but %s called %s", ranksText(group).c_str(), apiName(a.func),
+  std::string s = where + rasFmt("%s called %s %s but %s called %s", ranksText(group).c_str(), callName(a.func),
                                  fieldsText(a, fields).c_str(), ranksText(ref).c_str(), fieldsText(b, fields).c_str());
   if (fields == kSeq) s += " (a rank skipped or added a collective on this communicator)";
   return s;

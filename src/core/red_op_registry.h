@@ -19,6 +19,18 @@
 
 namespace accl {
 
+// The name of a built-in reduction ("sum"), for messages; `otherwise` for user-created ops.
+inline const char* builtinRedOpName(int op, const char* otherwise) {
+  switch (op) {
+    case ncclSum: return "sum";
+    case ncclProd: return "prod";
+    case ncclMax: return "max";
+    case ncclMin: return "min";
+    case ncclAvg: return "avg";
+    default: return otherwise;
+  }
+}
+
 class RedOpRegistry {
  public:
   // `commKey` is the address of the owning communicator; it only seeds the handle mangling.

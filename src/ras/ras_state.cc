@@ -8,6 +8,7 @@
 
 #include "core/comm.h"
 #include "core/engine.h"
+#include "core/red_op_registry.h"
 #include "device/common/dtypes.h"
 #include "ras/ras_server.h"
 #include "tuner/algo_proto_filter.h"
@@ -34,17 +35,6 @@ Table*& tablePtr() {
 
 Table& table() { return *tablePtr(); }
 
-const char* opName(int op) {
-  switch (op) {
-    case ncclSum: return "sum";
-    case ncclProd: return "prod";
-    case ncclMax: return "max";
-    case ncclMin: return "min";
-    case ncclAvg: return "avg";
-    default: return "custom";
-  }
-}
-
 }  // namespace
 
 std::string rasOpText(const RasOp& op) {
@@ -56,7 +46,7 @@ std::string rasOpText(const RasOp& op) {
   }
   std::string s = rasFmt("%s #%llu (count %llu %s", funcName(op.func), static_cast<unsigned long long>(op.seq),
                       static_cast<unsigned long long>(op.count), dtypeName(static_cast<ncclDataType_t>(op.type)));
-  if (op.op >= 0) s += std::string(" ") + opName(op.op);
+  if (op.op >= 0) s += std::string(" ") + builtinRedOpName(op.op, "custom");
   if (op.root >= 0) s += rasFmt(" root %d", op.root);
   s += ")";
   if (op.nColl > 1) s += rasFmt(" + %d more collective%s", op.nColl - 1, op.nColl > 2 ? "s" : "");

@@ -41,4 +41,17 @@ enum FuncId : int {
 };
 inline constexpr int kNumCollFuncs = 5;
 
+// The public entry point of a collective function ("ncclAllReduce"), for messages; `otherwise`
+// for send/recv and values out of range.
+inline const char* collApiName(int func, const char* otherwise) {
+  switch (func) {
+    case kFuncBroadcast: return "ncclBroadcast";
+    case kFuncReduce: return "ncclReduce";
+    case kFuncAllGather: return "ncclAllGather";
+    case kFuncReduceScatter: return "ncclReduceScatter";
+    case kFuncAllReduce: return "ncclAllReduce";
+    default: return otherwise;
+  }
+}
+
 }  // namespace accl

@@ -46,17 +46,6 @@ ncclResult_t connectPlan(CommEngine& e, const Plan& plan) {
   return ncclSuccess;
 }
 
-// The API call a work item came from, for error messages.
-const char* apiName(FuncId func) {
-  switch (func) {
-    case kFuncBroadcast: return "ncclBroadcast";
-    case kFuncReduce: return "ncclReduce";
-    case kFuncAllGather: return "ncclAllGather";
-    case kFuncReduceScatter: return "ncclReduceScatter";
-    case kFuncAllReduce: return "ncclAllReduce";
-    default: return "ncclSend/ncclRecv";
-  }
-}
 
 HostConnEnd connEnd(CommEngine& e, int channel, int peer, bool isSend) {
   Connection* conn = e.conns.find(channel, peer, isSend);
@@ -71,7 +60,7 @@ HostPrimsArgs baseArgs(CommEngine& e, const CollWork& w) {
   a.op = w.op;
   a.proto = w.proto;
   a.wait = &e.wait;
-  a.what = apiName(w.func);
+  a.what = collApiName(w.func, "ncclSend/ncclRecv");
   return a;
 }
 
@@ -139,7 +128,7 @@ ncclResult_t hostExecutePlan(CommEngine& engine, const Plan& plan) {
   engine.planBytes.store(planStorageBytes(plan), std::memory_order_relaxed);
   // A peer failure interrupts connection setup through the abort flag: report the failure itself.
   const PlanItem* first = plan.channels.empty() || plan.channels[0].empty() ? nullptr : &plan.channels[0][0];
-  const char* what = first && first->isColl ? apiName(first->coll.func) : "ncclSend/ncclRecv";
+  const char* what = collApiName(first && first->isColl ? first->coll.func : kFuncSendRecv, "ncclSend/ncclRecv");
   // A failure recorded before the communicator was Ready did not raise the abort flag: check first.
   if (engine.wait.health && engine.wait.health->failed()) return peerFailureOr(engine.wait, what, ncclRemoteError);
   ACCL_CHECK(peerFailureOr(engine.wait, what, connectPlan(engine, plan)));
