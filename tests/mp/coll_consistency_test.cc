@@ -14,32 +14,12 @@
 #include <vector>
 
 #include "mp/mp_test_util.h"
+#include "support/scoped_env.h"
 
 namespace accl::test {
 namespace {
 
 constexpr int kOdd = 2;  // the rank that calls something else (the last rank with 2 ranks: 1)
-
-class ScopedEnv {
- public:
-  ScopedEnv(const char* name, const char* value) : name_(name) {
-    if (const char* old = getenv(name)) old_ = old;
-    if (value)
-      setenv(name, value, 1);
-    else
-      unsetenv(name);
-  }
-  ~ScopedEnv() {
-    if (old_)
-      setenv(name_.c_str(), old_->c_str(), 1);
-    else
-      unsetenv(name_.c_str());
-  }
-
- private:
-  std::string name_;
-  std::optional<std::string> old_;
-};
 
 enum class Field { kCount, kDatatype, kOp, kRoot, kFunction, kGroupSize, kSixthInGroup };
 
@@ -128,7 +108,7 @@ class CollMismatchTest : public testing::TestWithParam<std::tuple<LaunchMode, in
 
 TEST_P(CollMismatchTest, EveryRankFailsNamingTheRankAndField) {
   const auto [mode, nranks, field] = GetParam();
-  ScopedEnv check("ACCL_CHECK_COLLECTIVES", "1");
+  test::ScopedEnvVar check("ACCL_CHECK_COLLECTIVES", "1");
   const Expected want = expected(field, nranks);
   LaunchResult res = launchRanks(launchOptions(mode, nranks), [field, want](RankContext& ctx) {
     ncclComm_t comm;
@@ -176,7 +156,7 @@ class CollCheckTest : public testing::TestWithParam<std::tuple<LaunchMode, int>>
 // Every collective, alone and grouped (more collectives than one exchange carries), with
 // checking on: correct results.
 TEST_P(CollCheckTest, MatchingCallsSucceedWithCorrectResults) {
-  ScopedEnv check("ACCL_CHECK_COLLECTIVES", "1");
+  test::ScopedEnvVar check("ACCL_CHECK_COLLECTIVES", "1");
   LaunchResult res = launchRanks(opts(), [](RankContext& ctx) {
     ncclComm_t comm;
     if (!initComm(ctx, &comm)) return;
@@ -223,7 +203,7 @@ TEST_P(CollCheckTest, MatchingCallsSucceedWithCorrectResults) {
 // Without the setting, a datatype mismatch of equal size (int32 vs float32 sum) is not caught by
 // this mechanism: every call returns ncclSuccess (the data is not looked at).
 TEST_P(CollCheckTest, OffByDefault) {
-  ScopedEnv check("ACCL_CHECK_COLLECTIVES", nullptr);
+  test::ScopedEnvVar check("ACCL_CHECK_COLLECTIVES", nullptr);
   LaunchResult res = launchRanks(opts(), [](RankContext& ctx) {
     ncclComm_t comm;
     if (!initComm(ctx, &comm)) return;
@@ -238,7 +218,7 @@ TEST_P(CollCheckTest, OffByDefault) {
 // A rank killed before its next collective: the others, waiting in the check's exchange, fail with
 // ncclRemoteError naming the dead rank (liveness's verdict), not a neighbour or a timeout.
 TEST(CollCheckFailureTest, DeadPeerDuringTheExchangeIsNamed) {
-  ScopedEnv check("ACCL_CHECK_COLLECTIVES", "1");
+  test::ScopedEnvVar check("ACCL_CHECK_COLLECTIVES", "1");
   LaunchResult res = launchRanks(launchOptions(LaunchMode::kFork, 4), [](RankContext& ctx) {
     ncclComm_t comm;
     if (!initComm(ctx, &comm)) return;

@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "mp/mp_test_util.h"
+#include "support/scoped_env.h"
 
 namespace accl::test {
 namespace {
@@ -68,27 +69,6 @@ class IdMailbox {
 
   int slots_;
   Slot* slot_ = nullptr;
-};
-
-// Sets an environment variable for one launch (before any rank starts) and restores it after.
-class ScopedEnv {
- public:
-  ScopedEnv(const char* name, const char* value) : name_(name) {
-    const char* old = std::getenv(name);
-    if (old) old_ = old, hadOld_ = true;
-    setenv(name, value, 1);
-  }
-  ~ScopedEnv() {
-    if (hadOld_)
-      setenv(name_, old_.c_str(), 1);
-    else
-      unsetenv(name_);
-  }
-
- private:
-  const char* name_;
-  std::string old_;
-  bool hadOld_ = false;
 };
 
 // ---- Closed-form collective checks ------------------------------------------------------------
@@ -404,7 +384,7 @@ TEST_P(CommGrowModeTest, NullIdOnTheRootFailsEveryExistingRankThenARetryWorks) {
 TEST_P(CommGrowModeTest, MissingJoinerFailsWithinTheBootstrapTimeout) {
   IdMailbox box(2);  // slot 0: the id; slot 1: rank 1 has its answer
   ASSERT_TRUE(box.ok());
-  ScopedEnv timeout("ACCL_BOOTSTRAP_TIMEOUT_MS", "2000");
+  test::ScopedEnvVar timeout("ACCL_BOOTSTRAP_TIMEOUT_MS", "2000");
   LaunchOptions opts = options(3);
   opts.skipRanks = {2};
   // ncclGetLastError is process-wide: in thread mode the other rank's failure (the same missing

@@ -8,6 +8,7 @@
 #include <cstdlib>
 #include <string>
 
+#include "support/scoped_env.h"
 #include "util/last_error.h"
 
 namespace accl {
@@ -210,28 +211,10 @@ TEST(AlgoProtoFilter, LongBadValueIsTruncatedInMessage) {
   EXPECT_LT(msg.size(), 1100u);
 }
 
-// Sets an environment variable for the lifetime of the object (restoring the old state).
-class ScopedEnv {
- public:
-  ScopedEnv(const char* name, const char* value) : name_(name) {
-    if (const char* old = std::getenv(name)) old_ = old, hadOld_ = true;
-    if (value) setenv(name, value, 1);
-    else unsetenv(name);
-  }
-  ~ScopedEnv() {
-    if (hadOld_) setenv(name_.c_str(), old_.c_str(), 1);
-    else unsetenv(name_.c_str());
-  }
-
- private:
-  std::string name_, old_;
-  bool hadOld_ = false;
-};
-
 TEST(AlgoProtoFilter, ReadsTheEnvironment) {
   {
-    ScopedEnv algo("NCCL_ALGO", "ring;allreduce:tree");
-    ScopedEnv proto("NCCL_PROTO", nullptr);
+    test::ScopedEnvVar algo("NCCL_ALGO", "ring;allreduce:tree");
+    test::ScopedEnvVar proto("NCCL_PROTO", nullptr);
     AlgoProtoFilter f;
     ASSERT_EQ(algoProtoFilterFromEnv(&f), ncclSuccess) << lastErrorText();
     EXPECT_TRUE(f.algoSet);
@@ -241,8 +224,8 @@ TEST(AlgoProtoFilter, ReadsTheEnvironment) {
     EXPECT_EQ(f.protos[kFuncAllGather], kAllProtosMask);
   }
   {
-    ScopedEnv algo("NCCL_ALGO", nullptr);
-    ScopedEnv proto("NCCL_PROTO", "LL,bogus");
+    test::ScopedEnvVar algo("NCCL_ALGO", nullptr);
+    test::ScopedEnvVar proto("NCCL_PROTO", "LL,bogus");
     AlgoProtoFilter f;
     EXPECT_EQ(algoProtoFilterFromEnv(&f), ncclInvalidUsage);
     EXPECT_NE(std::string(lastErrorText()).find("NCCL_PROTO: unknown protocol \"bogus\""), std::string::npos)

@@ -25,6 +25,7 @@
 #include "core/bootstrap_root.h"
 #include "core/bootstrap_wire.h"
 #include "core/unique_id.h"
+#include "support/scoped_env.h"
 #include "util/last_error.h"
 #include "util/net_interfaces.h"
 #include "util/socket_acceptor.h"
@@ -35,25 +36,6 @@ namespace accl {
 namespace {
 
 constexpr uint64_t kTestIdleMs = 20000;  // roots made by the tests give up after this if nobody comes
-
-class ScopedEnv {
- public:
-  ScopedEnv(const char* name, const char* value) : name_(name) {
-    if (const char* old = getenv(name)) old_ = old, hadOld_ = true;
-    setenv(name, value, 1);
-  }
-  ~ScopedEnv() {
-    if (hadOld_)
-      setenv(name_, old_.c_str(), 1);
-    else
-      unsetenv(name_);
-  }
-
- private:
-  const char* name_;
-  std::string old_;
-  bool hadOld_ = false;
-};
 
 // Runs fn(i) for i in [0, n) on n threads. Returns false (after recording a failure) when they do not all
 // finish within `limit`; the stragglers are detached and keep only the shared state alive. `fn` must
@@ -728,7 +710,7 @@ TEST(BootstrapTest, CommIdHostsTheRootOnRankZero) {
   ASSERT_EQ(Socket::listen(lo, &probe), ncclSuccess);
   std::string addr = "127.0.0.1:" + std::to_string(probe.localAddress().port());
   probe.close();
-  ScopedEnv commId("NCCL_COMM_ID", addr.c_str());
+  test::ScopedEnvVar commId("NCCL_COMM_ID", addr.c_str());
   int rootsBefore = activeBootstrapRoots();
   for (int round = 0; round < 2; ++round) {  // the second comm reuses the same port
     auto ids = std::make_shared<std::vector<ncclUniqueId>>(1);
@@ -754,14 +736,14 @@ TEST(BootstrapTest, CommIdHostsTheRootOnRankZero) {
 }
 
 TEST(BootstrapTest, BadCommIdIsInvalidArgument) {
-  ScopedEnv commId("NCCL_COMM_ID", "not-an-address");
+  test::ScopedEnvVar commId("NCCL_COMM_ID", "not-an-address");
   ncclUniqueId id;
   EXPECT_EQ(createUniqueId(&id), ncclInvalidArgument);
   EXPECT_NE(std::string(lastErrorText()).find("NCCL_COMM_ID"), std::string::npos) << lastErrorText();
 }
 
 TEST(BootstrapTest, NoMatchingInterfaceIsInvalidUsage) {
-  ScopedEnv ifname("NCCL_SOCKET_IFNAME", "=no_such_interface0");
+  test::ScopedEnvVar ifname("NCCL_SOCKET_IFNAME", "=no_such_interface0");
   ncclUniqueId id;
   EXPECT_EQ(createUniqueId(&id), ncclInvalidUsage);
   EXPECT_NE(std::string(lastErrorText()).find("no_such_interface0"), std::string::npos) << lastErrorText();
@@ -773,8 +755,8 @@ TEST(BootstrapTest, WorksOverIpv6WhenAvailable) {
   bool haveV6 = false;
   for (const NetInterface& i : all) haveV6 = haveV6 || i.addr.family() == AF_INET6;
   if (!haveV6) GTEST_SKIP() << "no IPv6 interface";
-  ScopedEnv family("NCCL_SOCKET_FAMILY", "AF_INET6");
-  ScopedEnv ifname("NCCL_SOCKET_IFNAME", "");
+  test::ScopedEnvVar family("NCCL_SOCKET_FAMILY", "AF_INET6");
+  test::ScopedEnvVar ifname("NCCL_SOCKET_IFNAME", "");
   auto ids = std::make_shared<std::vector<ncclUniqueId>>(1, newId());
   UniqueIdInfo info;
   ASSERT_EQ(parseUniqueId((*ids)[0], &info), ncclSuccess);
@@ -833,21 +815,21 @@ TEST(BootstrapSecurityTest, IdsCarryARandomSecret) {
 }
 
 TEST(BootstrapSecurityTest, CommIdSecretComesFromTheSetting) {
-  ScopedEnv commId("NCCL_COMM_ID", "127.0.0.1:1");
+  test::ScopedEnvVar commId("NCCL_COMM_ID", "127.0.0.1:1");
   UniqueIdInfo open, s1, s2;
   ncclUniqueId id;
   {
-    ScopedEnv secret("ACCL_BOOTSTRAP_SECRET", "");
+    test::ScopedEnvVar secret("ACCL_BOOTSTRAP_SECRET", "");
     ASSERT_EQ(createUniqueId(&id), ncclSuccess);
     ASSERT_EQ(parseUniqueId(id, &open), ncclSuccess);
   }
   {
-    ScopedEnv secret("ACCL_BOOTSTRAP_SECRET", "correct horse");
+    test::ScopedEnvVar secret("ACCL_BOOTSTRAP_SECRET", "correct horse");
     ASSERT_EQ(createUniqueId(&id), ncclSuccess);
     ASSERT_EQ(parseUniqueId(id, &s1), ncclSuccess);
   }
   {
-    ScopedEnv secret("ACCL_BOOTSTRAP_SECRET", "correct horse!");
+    test::ScopedEnvVar secret("ACCL_BOOTSTRAP_SECRET", "correct horse!");
     ASSERT_EQ(createUniqueId(&id), ncclSuccess);
     ASSERT_EQ(parseUniqueId(id, &s2), ncclSuccess);
   }
@@ -882,14 +864,14 @@ TEST(BootstrapSecurityTest, CommIdJobWithASharedSecretRefusesOtherSecrets) {
   ASSERT_EQ(Socket::listen(lo, &probe), ncclSuccess);
   std::string addr = "127.0.0.1:" + std::to_string(probe.localAddress().port());
   probe.close();
-  ScopedEnv commId("NCCL_COMM_ID", addr.c_str());
+  test::ScopedEnvVar commId("NCCL_COMM_ID", addr.c_str());
   auto ids = std::make_shared<std::vector<ncclUniqueId>>(2);
   {
-    ScopedEnv secret("ACCL_BOOTSTRAP_SECRET", "job secret");
+    test::ScopedEnvVar secret("ACCL_BOOTSTRAP_SECRET", "job secret");
     ASSERT_EQ(createUniqueId(&(*ids)[0]), ncclSuccess);
   }
   {
-    ScopedEnv secret("ACCL_BOOTSTRAP_SECRET", "guess");
+    test::ScopedEnvVar secret("ACCL_BOOTSTRAP_SECRET", "guess");
     ASSERT_EQ(createUniqueId(&(*ids)[1]), ncclSuccess);
   }
   // Ranks 0..2 share the secret; a fourth process with another secret claims rank 1 first.

@@ -9,34 +9,13 @@
 #include <string>
 
 #include "nccl.h"
+#include "support/scoped_env.h"
 #include "util/env_plugin.h"
 #include "util/log.h"
 #include "util/params.h"
 
 namespace accl {
 namespace {
-
-class ScopedEnv {
- public:
-  ScopedEnv(const char* name, const char* value) : name_(name) {
-    if (const char* old = getenv(name)) old_ = old, hadOld_ = true;
-    if (value)
-      setenv(name, value, 1);
-    else
-      unsetenv(name);
-  }
-  ~ScopedEnv() {
-    if (hadOld_)
-      setenv(name_, old_.c_str(), 1);
-    else
-      unsetenv(name_);
-  }
-
- private:
-  const char* name_;
-  std::string old_;
-  bool hadOld_ = false;
-};
 
 // Keeps a fixture library loaded so its counters can be read.
 struct Fixture {
@@ -53,12 +32,12 @@ struct Fixture {
 
 class EnvPluginTest : public ::testing::Test {
  protected:
-  ScopedEnv conf_{"NCCL_CONF_FILE", "/nonexistent/accl-env-plugin-test.conf"};
-  ScopedEnv retry_{"NCCL_SOCKET_RETRY_CNT", "5"};  // what the environment says
-  ScopedEnv spin_{"ACCL_HOST_SPIN", "9"};          // a setting the fixtures do not know
-  ScopedEnv level_{"NCCL_P2P_LEVEL", nullptr};
-  ScopedEnv fail_{"ACCL_TEST_ENV_FAIL_INIT", nullptr};
-  ScopedEnv plugin_{"NCCL_ENV_PLUGIN", nullptr};
+  test::ScopedEnvVar conf_{"NCCL_CONF_FILE", "/nonexistent/accl-env-plugin-test.conf"};
+  test::ScopedEnvVar retry_{"NCCL_SOCKET_RETRY_CNT", "5"};  // what the environment says
+  test::ScopedEnvVar spin_{"ACCL_HOST_SPIN", "9"};          // a setting the fixtures do not know
+  test::ScopedEnvVar level_{"NCCL_P2P_LEVEL", nullptr};
+  test::ScopedEnvVar fail_{"ACCL_TEST_ENV_FAIL_INIT", nullptr};
+  test::ScopedEnvVar plugin_{"NCCL_ENV_PLUGIN", nullptr};
   void TearDown() override {
     unsetenv("NCCL_ENV_PLUGIN");
     paramStr("NCCL_SOCKET_RETRY_CNT");  // back to no plugin before the next test
@@ -110,7 +89,7 @@ TEST_F(EnvPluginTest, V2PluginReplacesEnvironmentAndConfig) {
 // from init: that must neither deadlock nor recurse. The plugin does not know NCCL_DEBUG, so
 // the environment's INFO is not used: logging stays off.
 TEST_F(EnvPluginTest, PluginLoadedWhileTheLoggerReadsItsSettings) {
-  ScopedEnv debug("NCCL_DEBUG", "INFO");
+  test::ScopedEnvVar debug("NCCL_DEBUG", "INFO");
   resetLogSettings();
   setenv("NCCL_ENV_PLUGIN", ACCL_TEST_ENV_V2, 1);
   EXPECT_EQ(logLevel(), kLogNone);

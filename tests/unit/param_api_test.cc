@@ -15,35 +15,13 @@
 #include <unistd.h>
 
 #include "nccl.h"
+#include "support/scoped_env.h"
 #include "util/last_error.h"
 #include "util/log.h"
 #include "util/params.h"
 
 namespace accl {
 namespace {
-
-// Sets (value != nullptr) or unsets a variable for one scope, restoring the old state after.
-class ScopedEnv {
- public:
-  ScopedEnv(const char* name, const char* value) : name_(name) {
-    if (const char* old = getenv(name)) old_ = old, hadOld_ = true;
-    if (value)
-      setenv(name, value, 1);
-    else
-      unsetenv(name);
-  }
-  ~ScopedEnv() {
-    if (hadOld_)
-      setenv(name_, old_.c_str(), 1);
-    else
-      unsetenv(name_);
-  }
-
- private:
-  const char* name_;
-  std::string old_;
-  bool hadOld_ = false;
-};
 
 // A file in /tmp removed at the end of the scope.
 struct TempFile {
@@ -83,9 +61,9 @@ class ParamApiTest : public ::testing::Test {
  protected:
   void SetUp() override { setLastError(""); }
   // No config file of the user's or the machine's may supply the keys the tests use.
-  ScopedEnv conf_{"NCCL_CONF_FILE", "/nonexistent/accl-param-test.conf"};
-  ScopedEnv intKey_{kIntKey, nullptr};
-  ScopedEnv strKey_{kStrKey, nullptr};
+  test::ScopedEnvVar conf_{"NCCL_CONF_FILE", "/nonexistent/accl-param-test.conf"};
+  test::ScopedEnvVar intKey_{kIntKey, nullptr};
+  test::ScopedEnvVar strKey_{kStrKey, nullptr};
 };
 
 TEST_F(ParamApiTest, BindKnownKeysUnknownKeysAndNulls) {
@@ -172,7 +150,7 @@ TEST_F(ParamApiTest, TypedGettersCheckTheirRange) {
   };
   ncclParamHandle_t h = bind(kIntKey);
   for (const RangeCase& c : cases) {
-    ScopedEnv env(kIntKey, c.text);
+    test::ScopedEnvVar env(kIntKey, c.text);
     SCOPED_TRACE(std::string("value '") + c.text + "'");
     int8_t i8; int16_t i16; int32_t i32; int64_t i64;
     uint8_t u8; uint16_t u16; uint32_t u32; uint64_t u64;
@@ -193,14 +171,14 @@ TEST_F(ParamApiTest, TypedGettersCheckTheirRange) {
 }
 
 TEST_F(ParamApiTest, RangeErrorsNameTheSettingValueAndType) {
-  ScopedEnv env(kIntKey, "300");
+  test::ScopedEnvVar env(kIntKey, "300");
   uint8_t u8;
   ASSERT_EQ(ncclParamGetU8(bind(kIntKey), &u8), ncclInvalidArgument);
   EXPECT_TRUE(lastErrorHas("ncclParamGetU8")) << lastErrorText();
   EXPECT_TRUE(lastErrorHas(std::string(kIntKey) + " = 300 (env)")) << lastErrorText();
   EXPECT_TRUE(lastErrorHas("uint8_t")) << lastErrorText();
 
-  ScopedEnv junk(kIntKey, "lots");
+  test::ScopedEnvVar junk(kIntKey, "lots");
   int64_t i64;
   ASSERT_EQ(ncclParamGetI64(bind(kIntKey), &i64), ncclInvalidArgument);
   EXPECT_TRUE(lastErrorHas("'lots'")) << lastErrorText();
@@ -217,14 +195,14 @@ TEST_F(ParamApiTest, StringSettingsConvertOnlyWhenNumeric) {
   EXPECT_EQ(ncclParamGetI32(h, &i32), ncclInvalidArgument);
   EXPECT_TRUE(lastErrorHas("string setting")) << lastErrorText();
   {
-    ScopedEnv env(kStrKey, "NVL");
+    test::ScopedEnvVar env(kStrKey, "NVL");
     ASSERT_EQ(ncclParamGetStr(h, &s), ncclSuccess);
     EXPECT_STREQ(s, "NVL");
     EXPECT_EQ(ncclParamGetI32(h, &i32), ncclInvalidArgument);
     EXPECT_TRUE(lastErrorHas("'NVL'")) << lastErrorText();
   }
   {
-    ScopedEnv env(kStrKey, "3");  // the legacy numeric form
+    test::ScopedEnvVar env(kStrKey, "3");  // the legacy numeric form
     ASSERT_EQ(ncclParamGetI32(h, &i32), ncclSuccess);
     EXPECT_EQ(i32, 3);
     uint16_t u16 = 0;
@@ -232,18 +210,18 @@ TEST_F(ParamApiTest, StringSettingsConvertOnlyWhenNumeric) {
     EXPECT_EQ(u16, 3u);
   }
   // GetStr of an Int setting is its text, unnormalised.
-  ScopedEnv env(kIntKey, "0x10");
+  test::ScopedEnvVar env(kIntKey, "0x10");
   ASSERT_EQ(ncclParamGetStr(bind(kIntKey), &s), ncclSuccess);
   EXPECT_STREQ(s, "0x10");
 }
 
 TEST_F(ParamApiTest, StringsAreThreadLocal) {
-  ScopedEnv env(kStrKey, "PIX");
+  test::ScopedEnvVar env(kStrKey, "PIX");
   const char* mine = nullptr;
   ASSERT_EQ(ncclParamGetStr(bind(kStrKey), &mine), ncclSuccess);
   std::string other;
   std::thread([&] {
-    ScopedEnv inner(kStrKey, "SYS");  // setenv is process-wide, but only this thread reads in between
+    test::ScopedEnvVar inner(kStrKey, "SYS");  // setenv is process-wide, but only this thread reads in between
     const char* theirs = nullptr;
     if (ncclParamGetStr(bind(kStrKey), &theirs) == ncclSuccess) other = theirs;
   }).join();
@@ -252,8 +230,8 @@ TEST_F(ParamApiTest, StringsAreThreadLocal) {
 }
 
 TEST_F(ParamApiTest, RawBytesOfIntAndStringSettings) {
-  ScopedEnv intEnv(kIntKey, "-5000000000");
-  ScopedEnv strEnv(kStrKey, "PXB");
+  test::ScopedEnvVar intEnv(kIntKey, "-5000000000");
+  test::ScopedEnvVar strEnv(kStrKey, "PXB");
   ncclParamHandle_t hi = bind(kIntKey), hs = bind(kStrKey);
 
   // Int: the int64_t value's 8 bytes.
@@ -293,12 +271,12 @@ TEST_F(ParamApiTest, RawBytesOfIntAndStringSettings) {
   EXPECT_EQ(ncclParamGet(hs, text, 8, nullptr), ncclInvalidArgument);
   EXPECT_EQ(ncclParamGet(hs, text, -1, &len), ncclInvalidArgument);
   EXPECT_EQ(ncclParamGet(hs, nullptr, 8, &len), ncclInvalidArgument);
-  ScopedEnv junk(kIntKey, "many");
+  test::ScopedEnvVar junk(kIntKey, "many");
   EXPECT_EQ(ncclParamGet(hi, buf, sizeof(buf), &len), ncclInvalidArgument);
 }
 
 TEST_F(ParamApiTest, GetParameterByKey) {
-  ScopedEnv env(kIntKey, "12");
+  test::ScopedEnvVar env(kIntKey, "12");
   const char* value = nullptr;
   int len = -1;
   ASSERT_EQ(ncclParamGetParameter(kIntKey, &value, &len), ncclSuccess);
@@ -328,14 +306,14 @@ TEST_F(ParamApiTest, SourcesDefaultConfAndEnv) {
   EXPECT_EQ(i32, 34);
   EXPECT_STREQ(paramSource(kIntKey), "default");
   {
-    ScopedEnv useConf("NCCL_CONF_FILE", conf.path.c_str());
+    test::ScopedEnvVar useConf("NCCL_CONF_FILE", conf.path.c_str());
     ASSERT_EQ(ncclParamGetI32(h, &i32), ncclSuccess);
     EXPECT_EQ(i32, 7);
     EXPECT_STREQ(paramSource(kIntKey), "conf");
     ASSERT_EQ(ncclParamGetParameter(kStrKey, &value, &len), ncclSuccess);
     EXPECT_STREQ(value, "PHB");
     {
-      ScopedEnv env(kIntKey, "9");  // the environment wins over the file
+      test::ScopedEnvVar env(kIntKey, "9");  // the environment wins over the file
       ASSERT_EQ(ncclParamGetI32(h, &i32), ncclSuccess);
       EXPECT_EQ(i32, 9);
       EXPECT_STREQ(paramSource(kIntKey), "env");
@@ -364,7 +342,7 @@ TEST_F(ParamApiTest, AllKeysAreEveryDeclaredSetting) {
   for (const char* k : {"NCCL_DEBUG", "ACCL_BACKEND", "NCCL_ALGO", "ACCL_TIMEOUT_MS", "NCCL_PARAM_DUMP_ALL"})
     EXPECT_TRUE(keys.count(k)) << k;
   {
-    ScopedEnv all("NCCL_PARAM_DUMP_ALL", "true");  // accepted, changes nothing
+    test::ScopedEnvVar all("NCCL_PARAM_DUMP_ALL", "true");  // accepted, changes nothing
     int n2 = -1;
     ASSERT_EQ(ncclParamGetAllParameterKeys(&table, &n2), ncclSuccess);
     EXPECT_EQ(n2, n);
@@ -377,11 +355,11 @@ TEST_F(ParamApiTest, DumpAllLogsKeyValueAndSource) {
   TempFile conf(std::string(kStrKey) + "=PHB\n");
   TempFile log("");
   {
-    ScopedEnv useConf("NCCL_CONF_FILE", conf.path.c_str());
-    ScopedEnv env(kIntKey, "21");
-    ScopedEnv level("NCCL_DEBUG", "INFO");
-    ScopedEnv subsys("NCCL_DEBUG_SUBSYS", "ENV");
-    ScopedEnv file("NCCL_DEBUG_FILE", log.path.c_str());
+    test::ScopedEnvVar useConf("NCCL_CONF_FILE", conf.path.c_str());
+    test::ScopedEnvVar env(kIntKey, "21");
+    test::ScopedEnvVar level("NCCL_DEBUG", "INFO");
+    test::ScopedEnvVar subsys("NCCL_DEBUG_SUBSYS", "ENV");
+    test::ScopedEnvVar file("NCCL_DEBUG_FILE", log.path.c_str());
     resetLogSettings();
     ncclParamDumpAll();
     resetLogSettings();  // closes the file
@@ -398,8 +376,8 @@ TEST_F(ParamApiTest, DumpAllLogsKeyValueAndSource) {
 // (its own format: "%-40s %-8s %-20s meaning"), and the tool lists no other rows.
 TEST_F(ParamApiTest, AgreesWithAcclInfoEnv) {
   TempFile conf(std::string(kStrKey) + "=PHB\n");
-  ScopedEnv useConf("NCCL_CONF_FILE", conf.path.c_str());
-  ScopedEnv env(kIntKey, "17");
+  test::ScopedEnvVar useConf("NCCL_CONF_FILE", conf.path.c_str());
+  test::ScopedEnvVar env(kIntKey, "17");
   std::string out;
   {
     FILE* p = popen(ACCL_TEST_ACCL_INFO " --env 2>/dev/null", "r");

@@ -16,6 +16,7 @@
 #include <thread>
 #include <vector>
 
+#include "support/scoped_env.h"
 #include "util/last_error.h"
 #include "util/net_interfaces.h"
 #include "util/time.h"
@@ -30,27 +31,6 @@ SocketAddress loopback4() {
   EXPECT_EQ(SocketAddress::parse("127.0.0.1:0", &a), ncclSuccess);
   return a;
 }
-
-// Sets an environment variable for the lifetime of the object.
-class ScopedEnv {
- public:
-  ScopedEnv(const char* name, const char* value) : name_(name) {
-    const char* old = getenv(name);
-    if (old) old_ = old, hadOld_ = true;
-    setenv(name, value, 1);
-  }
-  ~ScopedEnv() {
-    if (hadOld_)
-      setenv(name_, old_.c_str(), 1);
-    else
-      unsetenv(name_);
-  }
-
- private:
-  const char* name_;
-  std::string old_;
-  bool hadOld_ = false;
-};
 
 NetInterface iface(const char* name, const char* addr, const char* mask) {
   NetInterface i;
@@ -486,8 +466,8 @@ SocketAddress closedPort() {
 }
 
 TEST(SocketTest, ConnectRetriesThenFailsNamingPeerAndErrno) {
-  ScopedEnv retries("NCCL_SOCKET_RETRY_CNT", "2");
-  ScopedEnv sleepMs("NCCL_SOCKET_RETRY_SLEEP_MSEC", "20");
+  test::ScopedEnvVar retries("NCCL_SOCKET_RETRY_CNT", "2");
+  test::ScopedEnvVar sleepMs("NCCL_SOCKET_RETRY_SLEEP_MSEC", "20");
   SocketAddress target = closedPort();
   Socket s;
   int64_t t0 = nowMs();
@@ -504,8 +484,8 @@ TEST(SocketTest, ConnectRetriesThenFailsNamingPeerAndErrno) {
 }
 
 TEST(SocketTest, ConnectRetriesStopAtTheDeadline) {
-  ScopedEnv retries("NCCL_SOCKET_RETRY_CNT", "1000");
-  ScopedEnv sleepMs("NCCL_SOCKET_RETRY_SLEEP_MSEC", "50");
+  test::ScopedEnvVar retries("NCCL_SOCKET_RETRY_CNT", "1000");
+  test::ScopedEnvVar sleepMs("NCCL_SOCKET_RETRY_SLEEP_MSEC", "50");
   Socket s;
   int64_t t0 = nowMs();
   EXPECT_EQ(Socket::connect(closedPort(), kMagic, SocketType::kBootstrap,
@@ -520,7 +500,7 @@ TEST(SocketTest, ConnectRetriesStopAtTheDeadline) {
 }
 
 TEST(SocketTest, ConnectSucceedsWhenListenerAppearsLater) {
-  ScopedEnv sleepMs("NCCL_SOCKET_RETRY_SLEEP_MSEC", "20");
+  test::ScopedEnvVar sleepMs("NCCL_SOCKET_RETRY_SLEEP_MSEC", "20");
   SocketAddress target = closedPort();
   Socket listener;
   std::thread late([&] {

@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "device/device_probe.h"
+#include "support/scoped_env.h"
 #include "topo/discover_internal.h"
 #include "topo_test_util.h"
 #include "util/last_error.h"
@@ -27,31 +28,6 @@ namespace fs = std::filesystem;
 using topotest::dataDir;
 
 using topotest::kFixtures;
-
-// Sets (or unsets, with nullptr) an environment variable for the scope.
-class ScopedEnv {
- public:
-  ScopedEnv(const char* name, const char* value) : name_(name) {
-    if (const char* old = std::getenv(name)) {
-      hadOld_ = true;
-      old_ = old;
-    }
-    if (value)
-      setenv(name, value, 1);
-    else
-      unsetenv(name);
-  }
-  ~ScopedEnv() {
-    if (hadOld_)
-      setenv(name_.c_str(), old_.c_str(), 1);
-    else
-      unsetenv(name_.c_str());
-  }
-
- private:
-  std::string name_, old_;
-  bool hadOld_ = false;
-};
 
 fs::path tempPath(const std::string& stem) {
   return fs::temp_directory_path() / (stem + "." + std::to_string(getpid()) + ".xml");
@@ -82,8 +58,8 @@ bool allPciKept(const XmlNode& n) {
 }
 
 TEST(TopoDiscover, ProbesThisMachine) {
-  ScopedEnv file("NCCL_TOPO_FILE", nullptr);
-  ScopedEnv host("NCCL_HOSTID", "accl-discover-test");
+  test::ScopedEnvVar file("NCCL_TOPO_FILE", nullptr);
+  test::ScopedEnvVar host("NCCL_HOSTID", "accl-discover-test");
   DiscoverOptions opts;
   std::unique_ptr<XmlNode> xml;
   ASSERT_EQ(topoDiscoverXml(&opts, &xml), ncclSuccess) << lastErrorText();
@@ -120,7 +96,7 @@ TEST(TopoDiscover, ProbesThisMachine) {
 }
 
 TEST(TopoDiscover, DisabledProbesAreNoted) {
-  ScopedEnv file("NCCL_TOPO_FILE", nullptr);
+  test::ScopedEnvVar file("NCCL_TOPO_FILE", nullptr);
   DiscoverOptions opts;
   opts.probeGpus = false;
   opts.probeNics = false;
@@ -134,12 +110,12 @@ TEST(TopoDiscover, DisabledProbesAreNoted) {
 }
 
 TEST(TopoDiscover, TopoFileReturnsFixtureWithHostHash) {
-  ScopedEnv host("NCCL_HOSTID", "node-17");
+  test::ScopedEnvVar host("NCCL_HOSTID", "node-17");
   const std::string expectHash = hex(fnv1a("node-17"));
   for (const std::string& name : kFixtures) {
     SCOPED_TRACE(name);
     std::string path = (dataDir() / name).string();
-    ScopedEnv file("NCCL_TOPO_FILE", path.c_str());
+    test::ScopedEnvVar file("NCCL_TOPO_FILE", path.c_str());
     DiscoverOptions opts;
     std::unique_ptr<XmlNode> xml;
     ASSERT_EQ(topoDiscoverXml(&opts, &xml), ncclSuccess) << lastErrorText();
@@ -152,7 +128,7 @@ TEST(TopoDiscover, TopoFileReturnsFixtureWithHostHash) {
     for (XmlNode* cpu : fixture->childrenNamed("cpu")) cpu->setAttr("host_hash", expectHash);
     EXPECT_EQ(xmlFirstDifference(*fixture, *xml), "");
     // A different host identity gives a different hash.
-    ScopedEnv other("NCCL_HOSTID", "node-18");
+    test::ScopedEnvVar other("NCCL_HOSTID", "node-18");
     ASSERT_EQ(topoDiscoverXml(&opts, &xml), ncclSuccess);
     EXPECT_EQ(xml->firstChild("cpu")->attrOr("host_hash", ""), hex(fnv1a("node-18")));
   }
@@ -161,7 +137,7 @@ TEST(TopoDiscover, TopoFileReturnsFixtureWithHostHash) {
 TEST(TopoDiscover, MissingTopoFileIsInvalidUsageNamingIt) {
   std::string path = tempPath("accl-no-such-topology").string();
   std::remove(path.c_str());
-  ScopedEnv file("NCCL_TOPO_FILE", path.c_str());
+  test::ScopedEnvVar file("NCCL_TOPO_FILE", path.c_str());
   std::unique_ptr<XmlNode> xml;
   EXPECT_EQ(topoDiscoverXml(nullptr, &xml), ncclInvalidUsage);
   EXPECT_NE(std::string(lastErrorText()).find(path), std::string::npos) << lastErrorText();
@@ -185,7 +161,7 @@ TEST(TopoDiscover, MalformedTopoFileIsInvalidUsageNamingIt) {
       std::ofstream out(path);
       out << c.text;
     }
-    ScopedEnv file("NCCL_TOPO_FILE", path.c_str());
+    test::ScopedEnvVar file("NCCL_TOPO_FILE", path.c_str());
     std::unique_ptr<XmlNode> xml;
     EXPECT_EQ(topoDiscoverXml(nullptr, &xml), ncclInvalidUsage);
     std::string err = lastErrorText();
@@ -199,9 +175,9 @@ TEST(TopoDiscover, DumpFileWrittenByMatchingRankOnly) {
   std::string fixture = (dataDir() / "pcie_8gpu_2socket.xml").string();
   fs::path dump = tempPath("accl-topo-dump");
   fs::remove(dump);
-  ScopedEnv file("NCCL_TOPO_FILE", fixture.c_str());
-  ScopedEnv dumpFile("NCCL_TOPO_DUMP_FILE", dump.c_str());
-  ScopedEnv dumpRank("NCCL_TOPO_DUMP_FILE_RANK", "2");
+  test::ScopedEnvVar file("NCCL_TOPO_FILE", fixture.c_str());
+  test::ScopedEnvVar dumpFile("NCCL_TOPO_DUMP_FILE", dump.c_str());
+  test::ScopedEnvVar dumpRank("NCCL_TOPO_DUMP_FILE_RANK", "2");
   std::unique_ptr<TopoSystem> system;
   for (int rank : {-1, 0, 1, 3}) {
     ASSERT_EQ(topoGetSystem(rank, &system), ncclSuccess) << lastErrorText();
@@ -219,7 +195,7 @@ TEST(TopoDiscover, DumpFileWrittenByMatchingRankOnly) {
   fs::remove(dump);
 
   // The default dump rank is 0.
-  ScopedEnv defaultRank("NCCL_TOPO_DUMP_FILE_RANK", nullptr);
+  test::ScopedEnvVar defaultRank("NCCL_TOPO_DUMP_FILE_RANK", nullptr);
   ASSERT_EQ(topoGetSystem(0, &system), ncclSuccess) << lastErrorText();
   EXPECT_TRUE(fs::exists(dump));
   fs::remove(dump);
