@@ -145,25 +145,10 @@ std::vector<RasCommSnapshot> rasSnapshot() {
   for (size_t i = 0; i < recs.size(); ++i) {
     RasComm& r = *recs[i];
     RasCommSnapshot& s = out[i];
-    s.commHash = r.commHash;
-    s.rank = r.rank;
-    s.nranks = r.nranks;
-    s.cudaDev = r.cudaDev;
-    s.name = r.name;
-    s.peers = r.peers;
-    s.checkCollectives = r.checkCollectives;
-    s.health = r.health;
+    static_cast<RasIdentity&>(s) = r;
     {
       std::lock_guard<std::mutex> lock(r.mutex);
-      s.collSeq = r.collSeq;
-      s.p2pBatches = r.p2pBatches;
-      s.busy = r.busy;
-      s.current = r.current;
-      s.currentSinceNs = r.currentSinceNs;
-      s.hasLast = r.hasLast;
-      s.last = r.last;
-      s.lastEndNs = r.lastEndNs;
-      s.lastNote = r.lastNote;
+      static_cast<RasActivity&>(s) = r;
     }
     s.waits = rasWaitsOf(r.waitKey);
   }

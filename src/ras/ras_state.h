@@ -49,12 +49,8 @@ struct RasPeer {
   bool sameProcess = false;  // a rank of this very process
 };
 
-// The per-communicator record. Identity fields are set once, before the record is shared.
-class RasComm {
- public:
-  // Identity.
-  const ncclComm* comm = nullptr;
-  const void* waitKey = nullptr;  // the key of its waits (ras_waits.h)
+// What a communicator is, copied once when it is added (before the record is shared).
+struct RasIdentity {
   uint64_t commHash = 0;
   int rank = -1;
   int nranks = 0;
@@ -62,11 +58,11 @@ class RasComm {
   std::string name;  // ncclConfig_t.commName
   std::vector<RasPeer> peers;
   bool checkCollectives = false;  // ACCL_CHECK_COLLECTIVES when the communicator was created
-  int64_t addedNs = 0;
   std::shared_ptr<const CommHealth> health;  // liveness's failure record (core/liveness.h); may be null
+};
 
-  // Operation state (guarded by mutex).
-  std::mutex mutex;
+// What its rank does: written by the rank's launches (ras/op_batch.h) under RasComm::mutex.
+struct RasActivity {
   uint64_t collSeq = 0;      // collectives launched (the sequence number of the last one)
   uint64_t p2pBatches = 0;   // send/recv-only launches
   bool busy = false;
@@ -76,6 +72,15 @@ class RasComm {
   RasOp last;                // the last finished launch
   int64_t lastEndNs = 0;
   std::string lastNote;      // why the last launch ended early ("failed the consistency check"), or ""
+};
+
+// The per-communicator record.
+class RasComm : public RasIdentity, public RasActivity {
+ public:
+  const ncclComm* comm = nullptr;
+  const void* waitKey = nullptr;  // the key of its waits (ras_waits.h)
+  int64_t addedNs = 0;
+  std::mutex mutex;  // guards the RasActivity part
 };
 
 // Adds a communicator that just finished its init (core/comm_init.cc); starts the status server
@@ -93,27 +98,12 @@ size_t rasCommCount();
 std::string rasCurrentOpText(const void* waitKey);
 
 // A copy of one record plus the volatile words of its communicator, taken for a report.
-struct RasCommSnapshot {
-  uint64_t commHash = 0;
-  int rank = -1, nranks = 0, cudaDev = 0;
-  std::string name;
-  std::vector<RasPeer> peers;
-  bool checkCollectives = false;
-  uint64_t collSeq = 0, p2pBatches = 0;
-  bool busy = false;
-  RasOp current;
-  int64_t currentSinceNs = 0;
-  bool hasLast = false;
-  RasOp last;
-  int64_t lastEndNs = 0;
-  std::string lastNote;
+struct RasCommSnapshot : RasIdentity, RasActivity {
   std::vector<RasWait> waits;
-  std::shared_ptr<const CommHealth> health;
   int asyncResult = 0;  // ncclResult_t; ncclInProgress while nothing went wrong
   int state = 0;        // CommState
   int abortFlag = 0;  // 1: ncclCommAbort; kAbortByPeerFailure: liveness stopped it
 };
-
 std::vector<RasCommSnapshot> rasSnapshot();
 
 // Fork support (ras_server.cc).
