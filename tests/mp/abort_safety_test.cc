@@ -166,15 +166,37 @@ void stopUntilSurvivorsDone(RankContext& ctx, LaunchMode mode, bool useSigstop, 
   ctx.check(done.waitFor(kRanks - 1, std::chrono::seconds(40)), "rank %d: the survivors did not finish", ctx.rank);
 }
 
+// One launch of `nranks` ranks in `mode` sharing one fresh id, with a 60 s deadline.
+LaunchOptions launchOptions(LaunchMode mode, int nranks) {
+  LaunchOptions opts;
+  opts.mode = mode;
+  opts.nranks = nranks;
+  opts.deadline = std::chrono::seconds(60);
+  opts.ids = makeUniqueIds(1);
+  return opts;
+}
+
+// The common start of the race and revoke tests: every rank inits and runs one all-reduce; then
+// rank kStopped stops calling until the survivors are done, and aborts. Returns the communicator
+// on a survivor, NULL on the stopped rank or after a failure.
+ncclComm_t initAndStopOneRank(RankContext& ctx, const SharedCounter& done) {
+  ncclComm_t comm = nullptr;
+  if (!RANK_NCCL_OK(ctx, ncclCommInitRank(&comm, ctx.nranks, ctx.id(), ctx.rank))) return nullptr;
+  std::vector<float> buf(kCount, 1.0f);
+  if (!RANK_NCCL_OK(ctx, allReduce(buf, comm))) return nullptr;
+  if (ctx.rank == kStopped) {
+    stopUntilSurvivorsDone(ctx, LaunchMode::kThreads, false, done);
+    ncclCommAbort(comm);
+    return nullptr;
+  }
+  return comm;
+}
+
 class AbortWhileBlockedTest : public testing::TestWithParam<Param> {};
 
 TEST_P(AbortWhileBlockedTest, WatchdogAbortUnblocksTheCall) {
   const auto [mode, blocked, blocking] = GetParam();
-  LaunchOptions opts;
-  opts.mode = mode;
-  opts.nranks = kRanks;
-  opts.deadline = std::chrono::seconds(60);
-  opts.ids = makeUniqueIds(1);
+  LaunchOptions opts = launchOptions(mode, kRanks);
   // The init case: rank 2 never arrives.
   if (blocked == Blocked::kInit) opts.skipRanks = {kStopped};
   SharedCounter done;
@@ -260,11 +282,7 @@ class CloseInsideGroupTest : public testing::TestWithParam<GroupParam> {};
 
 TEST_P(CloseInsideGroupTest, QueuedWorkFailsAtGroupEnd) {
   const auto [mode, useAbort, otherThread] = GetParam();
-  LaunchOptions opts;
-  opts.mode = mode;
-  opts.nranks = 2;
-  opts.deadline = std::chrono::seconds(60);
-  opts.ids = makeUniqueIds(1);
+  LaunchOptions opts = launchOptions(mode, 2);
   LaunchResult res = launchRanks(opts, [useAbort = useAbort, otherThread = otherThread](RankContext& ctx) {
     ncclComm_t comm;
     if (!initComm(ctx, &comm)) return;
@@ -306,22 +324,11 @@ INSTANTIATE_TEST_SUITE_P(, CloseInsideGroupTest,
 class CloseRaceTest : public testing::TestWithParam<LaunchMode> {};
 
 TEST_P(CloseRaceTest, AbortDestroyAndAsyncErrorFromThreeThreads) {
-  LaunchOptions opts;
-  opts.mode = GetParam();
-  opts.nranks = kRanks;
-  opts.deadline = std::chrono::seconds(60);
-  opts.ids = makeUniqueIds(1);
   SharedCounter done;
-  LaunchResult res = launchRanks(opts, [&](RankContext& ctx) {
-    ncclComm_t comm = nullptr;
-    if (!RANK_NCCL_OK(ctx, ncclCommInitRank(&comm, ctx.nranks, ctx.id(), ctx.rank))) return;
+  LaunchResult res = launchRanks(launchOptions(GetParam(), kRanks), [&](RankContext& ctx) {
+    ncclComm_t comm = initAndStopOneRank(ctx, done);
+    if (comm == nullptr) return;
     std::vector<float> buf(kCount, 1.0f);
-    if (!RANK_NCCL_OK(ctx, allReduce(buf, comm))) return;
-    if (ctx.rank == kStopped) {
-      stopUntilSurvivorsDone(ctx, LaunchMode::kThreads, false, done);
-      ncclCommAbort(comm);
-      return;
-    }
     // The main thread blocks in an all-reduce that needs rank 2; three threads then race.
     std::atomic<bool> go{false};
     ncclResult_t abortRes = ncclInternalError, destroyRes = ncclInternalError;
@@ -379,22 +386,11 @@ INSTANTIATE_TEST_SUITE_P(, CloseRaceTest, testing::Values(LaunchMode::kThreads, 
 class RevokeThenShrinkTest : public testing::TestWithParam<LaunchMode> {};
 
 TEST_P(RevokeThenShrinkTest, SurvivorsRevokeAndShrink) {
-  LaunchOptions opts;
-  opts.mode = GetParam();
-  opts.nranks = kRanks;
-  opts.deadline = std::chrono::seconds(60);
-  opts.ids = makeUniqueIds(1);
   SharedCounter done;
-  LaunchResult res = launchRanks(opts, [&](RankContext& ctx) {
-    ncclComm_t comm = nullptr;
-    if (!RANK_NCCL_OK(ctx, ncclCommInitRank(&comm, ctx.nranks, ctx.id(), ctx.rank))) return;
+  LaunchResult res = launchRanks(launchOptions(GetParam(), kRanks), [&](RankContext& ctx) {
+    ncclComm_t comm = initAndStopOneRank(ctx, done);
+    if (comm == nullptr) return;
     std::vector<float> buf(kCount, 1.0f);
-    if (!RANK_NCCL_OK(ctx, allReduce(buf, comm))) return;
-    if (ctx.rank == kStopped) {
-      stopUntilSurvivorsDone(ctx, LaunchMode::kThreads, false, done);
-      ncclCommAbort(comm);
-      return;
-    }
     ncclResult_t revokeRes = ncclInternalError;
     double revokeSeconds = -1;
     std::thread watchdog([&] {
