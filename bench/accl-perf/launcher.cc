@@ -163,7 +163,34 @@ bool waitReadable(int fd, int ms) {
   }
 }
 
-int listenLoopback(int* port) {
+// ACCL_PERF_RDV=<IPv4 address>:<port>: process 0 listens there and the others connect there, with
+// no rendezvous file (processes on different hosts or network namespaces). False when unset.
+bool fixedRendezvous(sockaddr_in* out) {
+  const char* v = std::getenv("ACCL_PERF_RDV");
+  if (!v || !*v) return false;
+  std::string text = v;
+  size_t colon = text.rfind(':');
+  sockaddr_in a{};
+  a.sin_family = AF_INET;
+  int port = colon == std::string::npos ? 0 : std::atoi(text.c_str() + colon + 1);
+  if (colon == std::string::npos || port <= 0 || port > 65535 ||
+      inet_pton(AF_INET, text.substr(0, colon).c_str(), &a.sin_addr) != 1) {
+    std::fprintf(stderr, "accl-perf: ACCL_PERF_RDV=\"%s\" is not <IPv4 address>:<port>; using the rendezvous file\n", v);
+    return false;
+  }
+  a.sin_port = htons((uint16_t)port);
+  *out = a;
+  return true;
+}
+
+// The job's nonce when there is no file to carry a random one: a hash of the job key.
+uint64_t keyNonce(const std::string& key) {
+  uint64_t h = 0xcbf29ce484222325ull;
+  for (unsigned char c : key) h = (h ^ c) * 0x100000001b3ull;
+  return h;
+}
+
+int listenLoopback(int* port, const sockaddr_in* at = nullptr) {
   int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
   if (fd < 0) return -1;
   int one = 1;
@@ -173,6 +200,7 @@ int listenLoopback(int* port) {
   addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
   const char* fixed = std::getenv("ACCL_PERF_RDV_PORT");
   addr.sin_port = htons(fixed ? (uint16_t)std::atoi(fixed) : 0);
+  if (at) addr = *at;
   socklen_t len = sizeof(addr);
   if (bind(fd, (sockaddr*)&addr, sizeof(addr)) != 0 || listen(fd, 256) != 0 ||
       getsockname(fd, (sockaddr*)&addr, &len) != 0) {
@@ -183,13 +211,14 @@ int listenLoopback(int* port) {
   return fd;
 }
 
-int connectLoopback(int port) {
+int connectLoopback(int port, const sockaddr_in* at = nullptr) {
   int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
   if (fd < 0) return -1;
   sockaddr_in addr{};
   addr.sin_family = AF_INET;
   addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
   addr.sin_port = htons((uint16_t)port);
+  if (at) addr = *at;
   if (connect(fd, (sockaddr*)&addr, sizeof(addr)) != 0) {
     close(fd);
     return -1;
@@ -351,6 +380,8 @@ int launchMpi(const Options& o, const LaunchEnv& env, const MpiJob& job) {
   const int firstRank = job.rank * perProc;
   Plan plan = makePlan(o, n);
   const std::string path = rendezvousPath(job);
+  sockaddr_in rdvAddr{};
+  const bool fixedRdv = fixedRendezvous(&rdvAddr);
   const auto deadline = Clock::now() + std::chrono::duration_cast<Clock::duration>(
                                            std::chrono::duration<double>(o.timeoutSec));
 
@@ -358,16 +389,18 @@ int launchMpi(const Options& o, const LaunchEnv& env, const MpiJob& job) {
     ncclUniqueId id;
     if (!getUniqueId(&id)) return kExitNcclError;
     int port = 0;
-    int lfd = listenLoopback(&port);
+    int lfd = listenLoopback(&port, fixedRdv ? &rdvAddr : nullptr);
     if (lfd < 0) {
-      std::perror("accl-perf: rendezvous listen on 127.0.0.1");
+      std::perror(fixedRdv ? "accl-perf: rendezvous listen on ACCL_PERF_RDV" : "accl-perf: rendezvous listen on 127.0.0.1");
       return kExitNcclError;
     }
     std::random_device rd;
-    uint64_t nonce = ((uint64_t)rd() << 32) ^ rd() ^ (uint64_t)getpid();
+    uint64_t nonce = fixedRdv ? keyNonce(job.key) : ((uint64_t)rd() << 32) ^ rd() ^ (uint64_t)getpid();
     std::string tmp = path + ".tmp." + std::to_string(getpid());
-    FILE* f = std::fopen(tmp.c_str(), "w");
-    if (!f || std::fprintf(f, "accl-perf-rdv 1 %d %llu\n", port, (unsigned long long)nonce) < 0 ||
+    FILE* f = fixedRdv ? nullptr : std::fopen(tmp.c_str(), "w");
+    if (fixedRdv) {
+      // No file: the others know the address and the job key.
+    } else if (!f || std::fprintf(f, "accl-perf-rdv 1 %d %llu\n", port, (unsigned long long)nonce) < 0 ||
         std::fclose(f) != 0 || std::rename(tmp.c_str(), path.c_str()) != 0) {
       std::fprintf(stderr, "accl-perf: cannot write the rendezvous file %s\n", path.c_str());
       close(lfd);
@@ -400,7 +433,7 @@ int launchMpi(const Options& o, const LaunchEnv& env, const MpiJob& job) {
       --missing;
     }
     close(lfd);
-    unlink(path.c_str());
+    if (!fixedRdv) unlink(path.c_str());
     if (missing > 0) {
       std::printf(" .. accl-perf: only %d of %d ranks joined through %s within %.0f s\n", n - missing, n,
                   path.c_str(), o.timeoutSec);
@@ -436,9 +469,9 @@ int launchMpi(const Options& o, const LaunchEnv& env, const MpiJob& job) {
     }
     int port = 0;
     uint64_t nonce = 0;
-    bool ok = readRendezvousFile(path, &port, &nonce);
+    bool ok = fixedRdv ? (nonce = keyNonce(job.key), true) : readRendezvousFile(path, &port, &nonce);
     for (int i = 0; ok && i < perProc; ++i) {
-      int c = connectLoopback(port);
+      int c = connectLoopback(port, fixedRdv ? &rdvAddr : nullptr);
       RdvHello hello{kHelloMagic, nonce, firstRank + i, 0};
       RdvReply reply{};
       ok = c >= 0 && writeAll(c, &hello, sizeof(hello)) && waitReadable(c, 10000) &&

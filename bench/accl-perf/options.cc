@@ -4,6 +4,7 @@
 #include <getopt.h>
 
 #include <cctype>
+#include <cerrno>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -13,14 +14,29 @@
 namespace accl::bench {
 namespace {
 
-bool parseInt(const char* text, long lo, long hi, long* out) {
-  if (text == nullptr || *text == '\0') return false;
+// A whole integer (strtol base 0: 0x.. works) in [lo, hi]; on failure *why says what is wrong.
+bool parseInt(const char* text, long lo, long hi, long* out, std::string* why) {
+  if (text == nullptr || *text == '\0') {
+    *why = "an integer is needed";
+    return false;
+  }
   char* end = nullptr;
+  errno = 0;
   long v = std::strtol(text, &end, 0);
-  if (end == text || *end != '\0' || v < lo || v > hi) return false;
+  if (end == text || *end != '\0') {
+    *why = "not an integer";
+    return false;
+  }
+  if (errno == ERANGE || v < lo || v > hi) {
+    *why = lo == hi ? "must be " + std::to_string(lo)
+                    : "must be between " + std::to_string(lo) + " and " + std::to_string(hi);
+    return false;
+  }
   *out = v;
   return true;
 }
+
+const char* kSizeReason = "not a size (bytes, with an optional K, M or G suffix, 1024-based)";
 
 std::string baseName(const char* path) {
   std::string_view p(path ? path : "");
@@ -102,7 +118,10 @@ void printUsage(const char* program) {
       "  -h,--help\n"
       "  Under mpirun (OMPI_COMM_WORLD_* or PMI_* in the environment) each process runs t*g ranks and the\n"
       "  processes meet through a file in $ACCL_PERF_RDV_DIR (default /tmp) and TCP on 127.0.0.1.\n"
-      "  Without a GPU (or with ACCL_BACKEND=host) ranks use the host backend.\n",
+      "  Without a GPU (or with ACCL_BACKEND=host) ranks use the host backend.\n"
+      "Exit status (docs/tools.md): 0 ok; 1 the run failed (also a CUDA runtime error); 2 bad usage (a bad\n"
+      "  option, value or size, named with the reason; nccl-tests: 6 / 255); and nccl-tests' codes for failed\n"
+      "  runs: 3 library error or a rank died, 4 timeout, 5 not implemented, 7 wrong data.\n",
       program);
 }
 
@@ -170,72 +189,65 @@ int parseOptions(int argc, char** argv, Options* o, std::string* error) {
   };
   optind = 0;  // restart getopt (GNU: also resets its internal state), so parsing can run more than once
   opterr = 0;
-  auto bad = [&](const char* what, const char* value) {
-    *error = std::string("invalid value '") + (value ? value : "") + "' for " + what;
+  // "bad value 'VALUE' for OPTION: REASON", as every accl tool words it (tools/common/cli.h).
+  auto bad = [&](const char* what, const char* value, const std::string& reason) {
+    *error = std::string("bad value '") + (value ? value : "") + "' for " + what + ": " + reason;
     return (int)kExitInvalidUsage;
   };
   long v = 0;
+  std::string why;
   for (;;) {
     int c = getopt_long(argc, argv, "t:g:b:e:i:f:n:m:w:N:p:c:o:d:r:z:y:T:G:C:S:J:a:R:x:D:V:M:u:I:K:h", kLong,
                         nullptr);
     if (c == -1) break;
     switch (c) {
       case 't':
-        if (!parseInt(optarg, 1, 4096, &v)) return bad("-t (threads)", optarg);
+        if (!parseInt(optarg, 1, 4096, &v, &why)) return bad("-t (threads)", optarg, why);
         o->threads = (int)v;
         break;
       case 'g':
-        if (!parseInt(optarg, 1, 4096, &v)) return bad("-g (ranks per process)", optarg);
+        if (!parseInt(optarg, 1, 4096, &v, &why)) return bad("-g (ranks per process)", optarg, why);
         o->gpus = (int)v;
         break;
       case 'b':
-        if (!parseSize(optarg, &o->minBytes)) {
-          *error = "invalid size specified for 'minbytes'";
-          return kExitBadSizes;
-        }
+        if (!parseSize(optarg, &o->minBytes)) return bad("-b (minbytes)", optarg, kSizeReason);
         break;
       case 'e':
-        if (!parseSize(optarg, &o->maxBytes)) {
-          *error = "invalid size specified for 'maxbytes'";
-          return kExitBadSizes;
-        }
+        if (!parseSize(optarg, &o->maxBytes)) return bad("-e (maxbytes)", optarg, kSizeReason);
         break;
       case 'i':
-        if (!parseSize(optarg, &o->stepBytes)) {
-          *error = "invalid size specified for 'stepBytes'";
-          return kExitBadSizes;
-        }
+        if (!parseSize(optarg, &o->stepBytes)) return bad("-i (stepbytes)", optarg, kSizeReason);
         break;
       case 'f':
-        if (!parseInt(optarg, 0, 1 << 30, &v)) return bad("-f (step factor)", optarg);
+        if (!parseInt(optarg, 0, 1 << 30, &v, &why)) return bad("-f (step factor)", optarg, why);
         o->stepFactor = (size_t)v;
         break;
       case 'n':
-        if (!parseInt(optarg, 1, 1 << 30, &v)) return bad("-n (iterations)", optarg);
+        if (!parseInt(optarg, 1, 1 << 30, &v, &why)) return bad("-n (iterations)", optarg, why);
         o->iters = (int)v;
         break;
       case 'w':
-        if (!parseInt(optarg, 0, 1 << 30, &v)) return bad("-w (warmup iterations)", optarg);
+        if (!parseInt(optarg, 0, 1 << 30, &v, &why)) return bad("-w (warmup iterations)", optarg, why);
         o->warmupIters = (int)v;
         break;
       case 'm':
-        if (!parseInt(optarg, 1, 1 << 20, &v)) return bad("-m (aggregated iterations)", optarg);
+        if (!parseInt(optarg, 1, 1 << 20, &v, &why)) return bad("-m (aggregated iterations)", optarg, why);
         o->aggIters = (int)v;
         break;
       case 'N':
-        if (!parseInt(optarg, 1, 4096, &v)) return bad("-N (processes)", optarg);
+        if (!parseInt(optarg, 1, 4096, &v, &why)) return bad("-N (processes)", optarg, why);
         o->procs = (int)v;
         break;
       case kOptRunCycles:
-        if (!parseInt(optarg, 1, 1 << 30, &v)) return bad("--run_cycles", optarg);
+        if (!parseInt(optarg, 1, 1 << 30, &v, &why)) return bad("--run_cycles", optarg, why);
         o->runCycles = (int)v;
         break;
       case 'p':
-        if (!parseInt(optarg, 0, 1, &v)) return bad("-p (parallel init)", optarg);
+        if (!parseInt(optarg, 0, 1, &v, &why)) return bad("-p (parallel init)", optarg, why);
         if (v) o->notes.push_back("-p 1: every rank thread initializes its own communicator anyway");
         break;
       case 'c':
-        if (!parseInt(optarg, 0, 1 << 20, &v)) return bad("-c (check iterations)", optarg);
+        if (!parseInt(optarg, 0, 1 << 20, &v, &why)) return bad("-c (check iterations)", optarg, why);
         o->checks = (int)v;
         break;
       case 'o':
@@ -245,7 +257,7 @@ int parseOptions(int argc, char** argv, Options* o, std::string* error) {
         } else if (const OpInfo* op = findOp(optarg)) {
           o->ops = {op->id};
         } else {
-          return bad("-o (sum prod min max avg mulsum all)", optarg);
+          return bad("-o (op)", optarg, "not an operator (sum prod min max avg mulsum all)");
         }
         break;
       case 'd':
@@ -255,51 +267,56 @@ int parseOptions(int argc, char** argv, Options* o, std::string* error) {
         } else if (const TypeInfo* t = findType(optarg)) {
           o->types = {t};
         } else {
-          return bad("-d (datatype)", optarg);
+          return bad("-d (datatype)", optarg,
+                     "not a datatype (int8 uint8 int32 uint32 int64 uint64 half float double bfloat16 f8e4m3 "
+                     "f8e5m2 all)");
         }
         break;
       case 'r':
         if (!std::strcmp(optarg, "all") || !std::strcmp(optarg, "-1")) {
           o->allRoots = true;
-        } else if (parseInt(optarg, 0, 1 << 20, &v)) {
+        } else if (parseInt(optarg, 0, 1 << 20, &v, &why)) {
           o->root = (int)v;
           o->allRoots = false;
         } else {
-          return bad("-r (root)", optarg);
+          return bad("-r (root)", optarg, "not a rank (0, 1, ...) nor all / -1");
         }
         break;
       case 'z':
-        if (!parseInt(optarg, 0, 3, &v)) return bad("-z (blocking)", optarg);
+        if (!parseInt(optarg, 0, 3, &v, &why)) return bad("-z (blocking)", optarg, why);
         o->blocking = (int)v;
         break;
       case 'y':
-        if (!parseInt(optarg, 0, 1, &v)) return bad("-y (stream null)", optarg);
+        if (!parseInt(optarg, 0, 1, &v, &why)) return bad("-y (stream null)", optarg, why);
         o->streamNull = (int)v;
         break;
       case 'T': {
         char* end = nullptr;
         double t = std::strtod(optarg, &end);
-        if (end == optarg || *end != '\0' || !(t > 0)) return bad("-T (timeout seconds)", optarg);
+        if (end == optarg || *end != '\0' || !(t > 0))
+          return bad("-T (timeout)", optarg, "must be a number of seconds greater than 0");
         o->timeoutSec = t;
         o->timeoutGiven = true;
         break;
       }
       case 'G':
-        if (!parseInt(optarg, 0, 1 << 20, &v)) return bad("-G (graph launches)", optarg);
+        if (!parseInt(optarg, 0, 1 << 20, &v, &why)) return bad("-G (graph launches)", optarg, why);
         o->graphLaunches = (int)v;
         break;
       case 'C':
-        if (parseInt(optarg, 0, 1, &v)) {
+        if (parseInt(optarg, 0, 1, &v, &why)) {
           o->reportCpuTime = (int)v;  // nccl-tests' -C 0/1
         } else if (const CollInfo* coll = findColl(optarg)) {
           o->coll = coll->id;
           o->programName = std::string(coll->name) + "_perf";
         } else {
-          return bad("-C (collective)", optarg);
+          return bad("-C (collective)", optarg,
+                     "not a collective (all_reduce all_gather reduce_scatter broadcast reduce alltoall sendrecv "
+                     "gather scatter), nor 0/1 (nccl-tests' report_cputime)");
         }
         break;
       case 'S':
-        if (!parseInt(optarg, 0, 1, &v)) return bad("-S (timestamps)", optarg);
+        if (!parseInt(optarg, 0, 1, &v, &why)) return bad("-S (timestamps)", optarg, why);
         if (v) o->notes.push_back("-S (timestamps) is not implemented; ignored");
         break;
       case 'J':
@@ -307,41 +324,41 @@ int parseOptions(int argc, char** argv, Options* o, std::string* error) {
         o->jsonPath = optarg;
         break;
       case 'a':
-        if (!parseInt(optarg, 0, 3, &v)) return bad("-a (average mode 0-3)", optarg);
+        if (!parseInt(optarg, 0, 3, &v, &why)) return bad("-a (average mode 0-3)", optarg, why);
         o->average = (int)v;
         break;
       case 'R':
-        if (!parseInt(optarg, 0, 2, &v)) return bad("-R (register 0-2)", optarg);
+        if (!parseInt(optarg, 0, 2, &v, &why)) return bad("-R (register 0-2)", optarg, why);
         o->localRegister = (int)v;
         break;
       case 'x':
-        if (!parseInt(optarg, 0, 2, &v)) return bad("-x (CTA policy 0-2)", optarg);
+        if (!parseInt(optarg, 0, 2, &v, &why)) return bad("-x (CTA policy 0-2)", optarg, why);
         o->ctaPolicy = (int)v;
         break;
       case 'D':
-        if (!parseInt(optarg, 0, 16, &v)) return bad("-D (device implementation)", optarg);
+        if (!parseInt(optarg, 0, 16, &v, &why)) return bad("-D (device implementation)", optarg, why);
         if (v) {
           *error = "-D (device-API implementations) is not implemented by accl-perf";
           return kExitNotImplemented;
         }
         break;
       case 'V':
-        if (!parseInt(optarg, 1, 128, &v)) return bad("-V (device CTA count)", optarg);
+        if (!parseInt(optarg, 1, 128, &v, &why)) return bad("-V (device CTA count)", optarg, why);
         break;
       case 'M':
-        if (!parseInt(optarg, 0, 1, &v)) return bad("-M (memory report)", optarg);
+        if (!parseInt(optarg, 0, 1, &v, &why)) return bad("-M (memory report)", optarg, why);
         if (v) o->notes.push_back("-M (memory report) is not implemented; ignored");
         break;
       case 'u':
-        if (!parseInt(optarg, 0, 1 << 20, &v)) return bad("-u (unalign elements)", optarg);
+        if (!parseInt(optarg, 0, 1 << 20, &v, &why)) return bad("-u (unalign elements)", optarg, why);
         o->unalign = (int)v;
         break;
       case 'I':
-        if (!parseInt(optarg, 0, 1, &v)) return bad("-I (per-iteration timing)", optarg);
+        if (!parseInt(optarg, 0, 1, &v, &why)) return bad("-I (per-iteration timing)", optarg, why);
         if (v) o->notes.push_back("-I (per-iteration timing) is not implemented; ignored");
         break;
       case 'K':
-        if (!parseInt(optarg, 0, 1 << 30, &v)) return bad("-K (per-iteration skip)", optarg);
+        if (!parseInt(optarg, 0, 1 << 30, &v, &why)) return bad("-K (per-iteration skip)", optarg, why);
         break;
       case kOptSelftest:
         o->selftest = true;
@@ -354,13 +371,13 @@ int parseOptions(int argc, char** argv, Options* o, std::string* error) {
       case kOptCollMinCtas:
       case kOptCollMaxCtas:
         // Range checks are the library's (it names the field); only integers are checked here.
-        if (!parseInt(optarg, 1, 1 << 20, &v))
-          return bad(c == kOptCollMinCtas ? "--coll-min-ctas" : "--coll-max-ctas", optarg);
+        if (!parseInt(optarg, 1, 1 << 20, &v, &why))
+          return bad(c == kOptCollMinCtas ? "--coll-min-ctas" : "--coll-max-ctas", optarg, why);
         (c == kOptCollMinCtas ? o->collMinCtas : o->collMaxCtas) = (int)v;
         o->collConfig = true;
         break;
       case kOptCollForce:
-        if (!parseInt(optarg, 0, 1, &v)) return bad("--coll-force (0/1)", optarg);
+        if (!parseInt(optarg, 0, 1, &v, &why)) return bad("--coll-force (0/1)", optarg, why);
         o->collForce = (int)v;
         o->collConfig = true;
         break;
@@ -368,9 +385,17 @@ int parseOptions(int argc, char** argv, Options* o, std::string* error) {
         o->help = true;
         break;
       default: {
+        // optopt: 0 for an unknown long option, the letter (or a long option's value) otherwise;
+        // getopt returns '?' for unknown letters and for known ones missing their value.
+        const char* given = argv[optind - 1];
+        const bool shortKnown = optopt > 0 && optopt < 128 && std::strchr("tgbeifnmwNpcodrzyTGCSJaRxDVMuIK", optopt);
         char opt[3] = {'-', (char)optopt, 0};
-        *error = optopt ? std::string("invalid option or missing value: ") + opt
-                        : std::string("invalid option: ") + argv[optind - 1];
+        if (optopt >= kOptRunCycles || (optopt > 0 && given[0] == '-' && given[1] == '-'))
+          *error = std::string("option ") + given + " needs a value";
+        else if (shortKnown)
+          *error = std::string("option ") + opt + " needs a value";
+        else
+          *error = std::string("unknown option '") + (optopt ? opt : given) + "'";
         return kExitInvalidUsage;
       }
     }
@@ -386,17 +411,19 @@ int parseOptions(int argc, char** argv, Options* o, std::string* error) {
   if (o->collConfig && o->coll == CollId::kSendRecv)
     o->notes.push_back("--coll-*: sendrecv has no Config variant; plain ncclSend/ncclRecv used");
   if (o->minBytes > o->maxBytes) {
-    *error = "invalid sizes for 'minbytes' and 'maxbytes': " + std::to_string(o->minBytes) + " > " +
+    *error = "bad sizes: -b (minbytes) " + std::to_string(o->minBytes) + " is larger than -e (maxbytes) " +
              std::to_string(o->maxBytes);
-    return kExitBadSizes;
+    return kExitInvalidUsage;
   }
   if (o->stepFactor > 1 && o->minBytes == 0 && o->maxBytes > 0) {
-    *error = "a step factor (-f) needs minbytes (-b) > 0";
-    return kExitBadSizes;
+    *error = "bad sizes: a step factor (-f " + std::to_string(o->stepFactor) +
+             ") needs -b (minbytes) > 0: 0 times the factor never grows";
+    return kExitInvalidUsage;
   }
   if (o->stepFactor <= 1 && o->stepBytes == 0 && o->minBytes != o->maxBytes) {
-    *error = "stepbytes (-i) must be > 0 when minbytes != maxbytes and no step factor is given";
-    return kExitBadSizes;
+    *error = "bad sizes: -i (stepbytes) 0 with -b " + std::to_string(o->minBytes) + " != -e " +
+             std::to_string(o->maxBytes) + " and no step factor (-f): the sweep would never advance";
+    return kExitInvalidUsage;
   }
   return -1;
 }

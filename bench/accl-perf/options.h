@@ -10,19 +10,22 @@
 #include <vector>
 
 #include "catalog.h"
+#include "common/cli.h"
 
 namespace accl::bench {
 
-// Process exit codes (nccl-tests' testResult_t values where one applies).
+// Process exit codes: the tools' convention (tools/common/cli.h, docs/tools.md: 0 ok, 1 the run
+// failed, 2 bad usage), with "the run failed" refined by nccl-tests' testResult_t values where
+// nccl-tests has one. nccl-tests' own 2 (CUDA error) would read as bad usage, so a CUDA runtime
+// error is 1 here; nccl-tests' 6 (invalid usage) and 255 (bad sizes) are both 2.
 enum ExitCode : int {
-  kExitOk = 0,
-  kExitCudaError = 2,
+  kExitOk = cli::kExitOk,
+  kExitCudaError = cli::kExitRunFailed,
+  kExitInvalidUsage = cli::kExitUsage,
   kExitNcclError = 3,
   kExitTimeout = 4,
   kExitNotImplemented = 5,
-  kExitInvalidUsage = 6,
   kExitWrongData = 7,
-  kExitBadSizes = 255,
 };
 
 struct Options {

@@ -8,6 +8,8 @@
 #include <cstdlib>
 #include <cstring>
 
+#include "options.h"
+
 #ifdef ACCL_BENCH_CUDA
 #include <cuda_runtime.h>
 #endif
@@ -20,6 +22,19 @@ std::string ncclErrorText(ncclResult_t res) {
   text += " / ";
   text += (last && *last) ? last : "(no detail)";
   return text;
+}
+
+std::string libraryCudaRefusal() {
+  ncclUniqueId id;
+  ncclResult_t res = ncclGetUniqueId(&id);
+  if (res != ncclSuccess) return "ncclGetUniqueId: " + ncclErrorText(res);
+  ncclComm_t comm = nullptr;
+  res = ncclCommInitRank(&comm, 1, id, 0);  // a 1-rank communicator: no peer to wait for
+  if (res == ncclSuccess) {
+    ncclCommDestroy(comm);
+    return "";
+  }
+  return ncclErrorText(res);
 }
 
 namespace {
@@ -59,7 +74,7 @@ class HostDevice final : public RankDevice {
     ncclResult_t res = ncclCommGetAsyncError(comm, &async);
     if (res != ncclSuccess || (async != ncclSuccess && async != ncclInProgress)) {
       *err = "ncclCommGetAsyncError reported: " + ncclErrorText(res != ncclSuccess ? res : async);
-      *exitCode = 3;
+      *exitCode = kExitNcclError;
       return false;
     }
     return true;
@@ -147,14 +162,14 @@ class CudaDevice final : public RankDevice {
       if (e == cudaSuccess) break;
       if (e != cudaErrorNotReady) {
         *err = cudaText("cudaStreamQuery", e);
-        *exitCode = 2;
+        *exitCode = kExitCudaError;
         return false;
       }
       ncclResult_t async = ncclSuccess;
       ncclResult_t res = ncclCommGetAsyncError(comm, &async);
       if (res != ncclSuccess || (async != ncclSuccess && async != ncclInProgress)) {
         *err = "ncclCommGetAsyncError reported: " + ncclErrorText(res != ncclSuccess ? res : async);
-        *exitCode = 3;
+        *exitCode = kExitNcclError;
         return false;
       }
       usleep(10);

@@ -54,4 +54,10 @@ bool benchHasCuda();
 // "<ncclGetErrorString> / <ncclGetLastError>" for a failed library call.
 std::string ncclErrorText(ncclResult_t res);
 
+// Why the library refuses the CUDA backend on this machine, in its own words (ncclGetErrorString
+// and ncclGetLastError of a 1-rank ncclCommInitRank), or "" when it accepts it. Asked when the
+// CUDA runtime fails to open a device, so the user reads the library's explanation ("ACCL_BACKEND=cuda
+// but no CUDA device is visible") rather than only a raw runtime code (cudaErrorInsufficientDriver).
+std::string libraryCudaRefusal();
+
 }  // namespace accl::bench

@@ -98,7 +98,12 @@ class RankRunner {
   bool setUp() {
     std::string err;
     dev_ = ctx_.cuda ? makeCudaDevice(ctx_.localIndex, o_.streamNull != 0, &err) : makeHostDevice();
-    if (!dev_) return fail(err, kExitCudaError);
+    if (!dev_) {
+      // The library has its own message for "no usable GPU"; lead with it, the runtime's code after.
+      std::string refusal = libraryCudaRefusal();
+      if (!refusal.empty()) return fail(refusal + " (CUDA runtime: " + err + ")", kExitNcclError);
+      return fail(err, kExitCudaError);
+    }
     Record hello = baseRecord(RecordKind::kHello);
     gethostname(hello.host, sizeof(hello.host) - 1);
     copyText(hello.busId, sizeof(hello.busId), dev_->busId());

@@ -183,8 +183,8 @@ void testOptions() {
   ST_EXPECT(rc == -1 && o.procs == 4 && o.runCycles == 2 && o.jsonPath == "x.json" && o.average == 3 &&
                 o.timeoutGiven && o.timeoutSec == 5,
             "-N/--run_cycles/--json/-a/-T");
-  ST_EXPECT(parseArgs({"accl-perf", "-b", "64", "-e", "8"}, &o) == kExitBadSizes, "min > max is exit 255");
-  ST_EXPECT(parseArgs({"accl-perf", "-b", "x"}, &o) == kExitBadSizes, "bad size is exit 255");
+  ST_EXPECT(parseArgs({"accl-perf", "-b", "64", "-e", "8"}, &o) == kExitInvalidUsage, "min > max is exit 2");
+  ST_EXPECT(parseArgs({"accl-perf", "-b", "x"}, &o) == kExitInvalidUsage, "bad size is exit 2");
   ST_EXPECT(parseArgs({"accl-perf", "-d", "float16"}, &o) == kExitInvalidUsage, "unknown type");
   ST_EXPECT(parseArgs({"accl-perf", "-C", "allreduce"}, &o) == kExitInvalidUsage, "unknown collective");
   ST_EXPECT(parseArgs({"accl-perf", "--bogus"}, &o) == kExitInvalidUsage, "unknown option");

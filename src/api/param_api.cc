@@ -16,7 +16,8 @@
 //   ncclInvalidArgument; out = NULL with maxLen = 0 asks only for the size (ncclSuccess).
 // - GetAllParameterKeys and DumpAll cover every declared setting: accl has no undocumented ones,
 //   so NCCL_PARAM_DUMP_ALL changes nothing. DumpAll writes "KEY=VALUE (source, int|string)"
-//   INFO lines (subsystem ENV).
+//   INFO lines (subsystem ENV), followed for an unset setting by ": unset (...)" as accl-info
+//   --env shows it (util/param_display.h).
 #include <algorithm>
 #include <cstring>
 #include <string>
@@ -26,6 +27,7 @@
 #include "api/api_export.h"
 #include "api/api_guard.h"
 #include "util/log.h"
+#include "util/param_display.h"
 #include "util/params.h"
 
 // The public ncclParamHandle_t points to one of these.
@@ -187,8 +189,10 @@ ACCL_API(void, ncclParamDumpAll) {
     ACCL_INFO(ACCL_LOG_ENV, "ncclParamDumpAll: %zu settings", allParams().size());
     for (const ParamInfo& p : allParams()) {
       ParamValue v = paramValue(p);
-      ACCL_INFO(ACCL_LOG_ENV, "%s=%s (%s, %s)", p.name, v.text.c_str(), v.source,
-                p.kind == ParamKind::Int ? "int" : "string");
+      // The raw value first (what the getters return), then accl-info's reading of an unset one.
+      std::string shown = paramIsUnset(p, v) ? ": " + paramDisplayValue(p, v) : std::string();
+      ACCL_INFO(ACCL_LOG_ENV, "%s=%s (%s, %s)%s", p.name, v.text.c_str(), v.source,
+                p.kind == ParamKind::Int ? "int" : "string", shown.c_str());
     }
     return ncclSuccess;
   });

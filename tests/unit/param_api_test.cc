@@ -18,6 +18,7 @@
 #include "support/scoped_env.h"
 #include "util/last_error.h"
 #include "util/log.h"
+#include "util/param_display.h"
 #include "util/params.h"
 
 namespace accl {
@@ -403,8 +404,11 @@ TEST_F(ParamApiTest, AgreesWithAcclInfoEnv) {
     int len = 0;
     ASSERT_EQ(ncclParamGetParameter(table[i], &value, &len), ncclSuccess);
     char prefix[512];
-    std::snprintf(prefix, sizeof(prefix), "%-40s %-8s %-20s ", table[i], paramSource(table[i]),
-                  len == 0 ? "(unset)" : value);
+    // The tool shows the API's text, or for an unset setting "unset (...)" (util/param_display.h).
+    const ParamInfo* info = findParamInfo(table[i]);
+    ASSERT_NE(info, nullptr) << table[i];
+    std::string shown = paramDisplayValue(*info, ParamValue{std::string(value, len), paramSource(table[i])});
+    std::snprintf(prefix, sizeof(prefix), "%-40s %-8s %-20s ", table[i], paramSource(table[i]), shown.c_str());
     bool found = false;
     for (const std::string& row : toolRows) found = found || row.rfind(prefix, 0) == 0;
     EXPECT_TRUE(found) << "no accl-info row starts with '" << prefix << "'";

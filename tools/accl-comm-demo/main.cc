@@ -13,6 +13,7 @@
 #include <thread>
 #include <vector>
 
+#include "common/cli.h"
 #include "nccl.h"
 
 namespace {
@@ -72,8 +73,14 @@ int runRank(int rank, int nranks, ncclUniqueId id) {
   return 0;
 }
 
-void usage() {
-  std::fprintf(stderr, "usage: accl-comm-demo [-N processes | -g threads]\n");
+constexpr const char* kTool = "accl-comm-demo";
+
+void printUsage(FILE* out) {
+  std::fprintf(out,
+               "usage: accl-comm-demo [-N processes | -g threads]\n"
+               "  -N N  N ranks as forked processes (default: 4 processes)\n"
+               "  -g N  N ranks as threads of this process\n"
+               "Exit status: 0 every rank succeeded, 1 a rank failed, 2 bad usage.\n");
 }
 
 }  // namespace
@@ -82,23 +89,25 @@ int main(int argc, char** argv) {
   int nranks = 4;
   bool threads = false;
   for (int i = 1; i < argc; ++i) {
-    if ((!std::strcmp(argv[i], "-N") || !std::strcmp(argv[i], "-g")) && i + 1 < argc) {
-      threads = argv[i][1] == 'g';
-      nranks = std::atoi(argv[++i]);
-    } else {
-      usage();
-      return 2;
+    const std::string a = argv[i];
+    if (a == "-h" || a == "--help") {
+      printUsage(stdout);
+      return accl::cli::kExitOk;
     }
-  }
-  if (nranks < 1) {
-    usage();
-    return 2;
+    if (a != "-N" && a != "-g") return accl::cli::usageError(kTool, "unknown option '%s'", a.c_str());
+    if (i + 1 >= argc) return accl::cli::usageError(kTool, "%s needs a rank count", a.c_str());
+    long n = 0;
+    std::string why;
+    if (!accl::cli::parseInt(argv[++i], 1, 1024, &n, &why))
+      return accl::cli::badValue(kTool, a, argv[i], why + " (ranks to run)");
+    threads = a == "-g";
+    nranks = static_cast<int>(n);
   }
   if (!std::getenv("ACCL_BACKEND")) setenv("ACCL_BACKEND", "host", 0);
   ncclUniqueId id;
   if (ncclGetUniqueId(&id) != ncclSuccess) {
-    std::fprintf(stderr, "ncclGetUniqueId failed: %s\n", ncclGetLastError(nullptr));
-    return 1;
+    std::fprintf(stderr, "accl-comm-demo: ncclGetUniqueId failed: %s\n", ncclGetLastError(nullptr));
+    return accl::cli::kExitRunFailed;
   }
   std::printf("# accl-comm-demo: %d ranks as %s\n", nranks, threads ? "threads" : "processes");
   std::printf("# %4s %8s %10s %10s %10s   %s\n", "rank", "nranks", "init(ms)", "split(ms)", "destroy(ms)",
@@ -125,5 +134,5 @@ int main(int argc, char** argv) {
     }
   }
   std::printf("# %d of %d ranks succeeded\n", nranks - failures, nranks);
-  return failures == 0 ? 0 : 1;
+  return failures == 0 ? accl::cli::kExitOk : accl::cli::kExitRunFailed;
 }

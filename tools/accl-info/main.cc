@@ -3,8 +3,10 @@
 #include <cstdio>
 #include <cstring>
 
+#include "common/cli.h"
 #include "device/device_probe.h"
 #include "nccl.h"
+#include "util/param_display.h"
 #include "util/params.h"
 
 namespace {
@@ -13,7 +15,9 @@ void printUsage() {
   std::printf(
       "usage: accl-info [--env] [--help]\n"
       "  (no option)  library version, NCCL ABI version, backend and devices\n"
-      "  --env        every NCCL_*/ACCL_* variable accl reads: value, where it comes from, meaning\n");
+      "  --env        every NCCL_*/ACCL_* variable accl reads: value (\"unset\" and what then applies when\n"
+      "               it is not set), where it comes from, meaning\n"
+      "Exit status: 0 ok, 2 bad usage.\n");
 }
 
 void printSummary() {
@@ -36,9 +40,8 @@ void printSummary() {
 void printEnv() {
   std::printf("%-40s %-8s %-20s %s\n", "VARIABLE", "SOURCE", "VALUE", "MEANING");
   for (const accl::ParamInfo& p : accl::allParams()) {
-    std::string value = accl::paramStr(p.name);
-    std::printf("%-40s %-8s %-20s %s\n", p.name, accl::paramSource(p.name), value.empty() ? "(unset)" : value.c_str(),
-                p.help);
+    accl::ParamValue value = accl::paramValue(p);
+    std::printf("%-40s %-8s %-20s %s\n", p.name, value.source, accl::paramDisplayValue(p, value).c_str(), p.help);
   }
 }
 
@@ -53,9 +56,7 @@ int main(int argc, char** argv) {
       printUsage();
       return 0;
     } else {
-      std::fprintf(stderr, "accl-info: unknown option '%s'\n", argv[i]);
-      printUsage();
-      return 2;
+      return accl::cli::usageError("accl-info", "unknown option '%s'", argv[i]);
     }
   }
   printSummary();

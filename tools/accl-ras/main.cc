@@ -24,7 +24,11 @@
 #include <cstring>
 #include <string>
 
+#include "common/cli.h"
+
 namespace {
+
+constexpr const char* kTool = "accl-ras";
 
 struct Options {
   std::string host = "localhost";
@@ -48,7 +52,8 @@ void usage(FILE* out) {
           "  -a, --addr H:P      both at once, like NCCL_RAS_ADDR\n"
           "  --scan N            query the N ports from PORT and print every process that answers\n"
           "  -t, --timeout S     seconds to wait for one process (default 5)\n"
-          "  --version           print the server's protocol and library version\n");
+          "  --version           print the server's protocol and library version\n"
+          "Exit status: 0 at least one process answered, 1 none did, 2 bad usage.\n");
 }
 
 bool parseAddr(const std::string& text, Options* o) {
@@ -161,49 +166,37 @@ int main(int argc, char** argv) {
   for (int i = 1; i < argc; ++i) {
     std::string a = argv[i];
     auto value = [&](const char* what) -> const char* {
-      if (i + 1 >= argc) {
-        fprintf(stderr, "accl-ras: %s needs a value\n", what);
-        exit(2);
-      }
+      if (i + 1 >= argc) exit(accl::cli::usageError(kTool, "%s needs a value", what));
       return argv[++i];
     };
-    char* end = nullptr;
     if (a == "-h" || a == "--help") {
       usage(stdout);
       return 0;
     } else if (a == "-H" || a == "--host") {
       o.host = value("--host");
     } else if (a == "-p" || a == "--port") {
-      long p = strtol(value("--port"), &end, 10);
-      if (*end || p <= 0 || p > 65535) {
-        fprintf(stderr, "accl-ras: bad port \"%s\"\n", argv[i]);
-        return 2;
-      }
+      long p = 0;
+      std::string why;
+      if (!accl::cli::parseInt(value("--port"), 1, 65535, &p, &why))
+        return accl::cli::badValue(kTool, a, argv[i], why + " (a TCP port)");
       o.port = static_cast<int>(p);
     } else if (a == "-a" || a == "--addr") {
-      if (!parseAddr(value("--addr"), &o)) {
-        fprintf(stderr, "accl-ras: bad address \"%s\" (want host:port)\n", argv[i]);
-        return 2;
-      }
+      if (!parseAddr(value("--addr"), &o))
+        return accl::cli::badValue(kTool, a, argv[i], "not host:port with a port in 1..65535");
     } else if (a == "--scan") {
-      long n = strtol(value("--scan"), &end, 10);
-      if (*end || n <= 0 || n > 4096) {
-        fprintf(stderr, "accl-ras: bad --scan count \"%s\"\n", argv[i]);
-        return 2;
-      }
+      long n = 0;
+      std::string why;
+      if (!accl::cli::parseInt(value("--scan"), 1, 4096, &n, &why))
+        return accl::cli::badValue(kTool, a, argv[i], why + " (ports to query)");
       o.scan = static_cast<int>(n);
     } else if (a == "-t" || a == "--timeout") {
-      o.timeoutS = strtod(value("--timeout"), &end);
-      if (*end || !(o.timeoutS > 0)) {
-        fprintf(stderr, "accl-ras: bad timeout \"%s\"\n", argv[i]);
-        return 2;
-      }
+      std::string why;
+      if (!accl::cli::parsePositive(value("--timeout"), 0.0, &o.timeoutS, &why))
+        return accl::cli::badValue(kTool, a, argv[i], why + " (seconds)");
     } else if (a == "--version") {
       o.request = "VERSION";
     } else {
-      fprintf(stderr, "accl-ras: unknown argument \"%s\"\n", a.c_str());
-      usage(stderr);
-      return 2;
+      return accl::cli::usageError(kTool, "unknown option '%s'", a.c_str());
     }
   }
   const int first = o.port, count = o.scan > 0 ? o.scan : 1;
@@ -224,5 +217,5 @@ int main(int argc, char** argv) {
   if (answered == 0 && o.scan > 0)
     fprintf(stderr, "accl-ras: no accl process answered on %s ports %d-%d (last: %s)\n", o.host.c_str(), first,
             first + count - 1, lastWhy.c_str());
-  return answered > 0 ? 0 : 1;
+  return answered > 0 ? accl::cli::kExitOk : accl::cli::kExitRunFailed;
 }

@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "common/cli.h"
 #include "dot_view.h"
 #include "nccl.h"
 #include "text_view.h"
@@ -16,6 +17,8 @@
 #include "topo/xml.h"
 
 namespace {
+
+constexpr const char* kTool = "accl-topo";
 
 void printUsage(FILE* f) {
   std::fprintf(f,
@@ -27,7 +30,8 @@ void printUsage(FILE* f) {
                "  --xml             the topology as NCCL XML (what NCCL_TOPO_DUMP_FILE writes)\n"
                "  --dot             Graphviz DOT text\n"
                "  --png FILE, --svg FILE  draw with Graphviz 'dot' into FILE (may be combined with a text format)\n"
-               "Environment: NCCL_TOPO_FILE, NCCL_P2P_LEVEL, NCCL_NET_GDR_LEVEL, ... as for the library.\n");
+               "Environment: NCCL_TOPO_FILE, NCCL_P2P_LEVEL, NCCL_NET_GDR_LEVEL, ... as for the library.\n"
+               "Exit status: 0 ok, 1 the topology could not be loaded or drawn, 2 bad usage.\n");
 }
 
 }  // namespace
@@ -38,7 +42,7 @@ int main(int argc, char** argv) {
     std::string a = argv[i];
     auto value = [&](const char* opt) -> const char* {
       if (i + 1 >= argc) {
-        std::fprintf(stderr, "accl-topo: %s needs a file name\n", opt);
+        accl::cli::usageError(kTool, "%s needs a file name", opt);
         return nullptr;
       }
       return argv[++i];
@@ -47,28 +51,22 @@ int main(int argc, char** argv) {
       printUsage(stdout);
       return 0;
     } else if (a == "--text" || a == "--xml" || a == "--dot") {
-      if (!format.empty() && format != a.substr(2)) {
-        std::fprintf(stderr, "accl-topo: choose one of --text, --xml, --dot\n");
-        return 2;
-      }
+      if (!format.empty() && format != a.substr(2))
+        return accl::cli::usageError(kTool, "--%s and %s: choose one of --text, --xml, --dot", format.c_str(),
+                                     a.c_str());
       format = a.substr(2);
     } else if (a == "--topo-file") {
       const char* v = value("--topo-file");
-      if (!v) return 2;
+      if (!v) return accl::cli::kExitUsage;
       topoFile = v;
     } else if (a == "--png" || a == "--svg") {
       const char* v = value(a.c_str());
-      if (!v) return 2;
-      if (!imagePath.empty()) {
-        std::fprintf(stderr, "accl-topo: only one of --png, --svg\n");
-        return 2;
-      }
+      if (!v) return accl::cli::kExitUsage;
+      if (!imagePath.empty()) return accl::cli::usageError(kTool, "only one of --png, --svg (one image per run)");
       imagePath = v;
       imageFormat = a.substr(2);
     } else {
-      std::fprintf(stderr, "accl-topo: unknown option '%s'\n", a.c_str());
-      printUsage(stderr);
-      return 2;
+      return accl::cli::usageError(kTool, "unknown option '%s'", a.c_str());
     }
   }
   if (format.empty() && imagePath.empty()) format = "text";
@@ -78,7 +76,7 @@ int main(int argc, char** argv) {
   std::unique_ptr<accl::XmlNode> xml;
   if (accl::topoDiscoverXml(&opts, &xml) != ncclSuccess) {
     std::fprintf(stderr, "accl-topo: %s\n", ncclGetLastError(nullptr));
-    return 1;
+    return accl::cli::kExitRunFailed;
   }
   if (format == "xml") {
     std::fputs(accl::xmlToString(*xml).c_str(), stdout);
@@ -88,7 +86,7 @@ int main(int argc, char** argv) {
   std::unique_ptr<accl::TopoSystem> sys;
   if (accl::TopoPolicy::fromEnv(&policy) != ncclSuccess || accl::TopoSystem::fromXml(*xml, policy, &sys) != ncclSuccess) {
     std::fprintf(stderr, "accl-topo: %s\n", ncclGetLastError(nullptr));
-    return 1;
+    return accl::cli::kExitRunFailed;
   }
   std::string title = topoFile.empty() ? std::string("this machine (probed)") : topoFile;
   if (size_t slash = title.rfind('/'); slash != std::string::npos) title = title.substr(slash + 1);
@@ -100,7 +98,7 @@ int main(int argc, char** argv) {
     std::string err = accl_topo::runGraphviz(dot, imageFormat, imagePath);
     if (!err.empty()) {
       std::fprintf(stderr, "accl-topo: %s\n", err.c_str());
-      return 3;
+      return accl::cli::kExitRunFailed;
     }
     std::fprintf(stderr, "accl-topo: wrote %s\n", imagePath.c_str());
   }

@@ -13,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "common/cli.h"
 #include "sweep_options.h"
 #include "tuner/algo_proto_filter.h"
 #include "tuner/calibration.h"
@@ -29,7 +30,8 @@ const char* kCalibrateUsage =
     "(default: ACCL_TUNER_FILE, else ~/.cache/accl/tuner-host.conf), which the tuner then uses.\n"
     "Each rank count is launched --launches times and the per-launch medians are combined by their\n"
     "median: with more ranks than cores, how the scheduler places them differs from launch to\n"
-    "launch and shifts whole curves.\n";
+    "launch and shifts whole curves.\n"
+    "Exit status: 0 ok, 1 a measurement or the file failed, 2 bad usage.\n";
 
 const char* kRegretUsage =
     "usage: accl-tune regret [-n 2,4,8] [-C all_reduce,...|all] [-b 8] [-e 256M] [-f 2]\n"
@@ -37,7 +39,8 @@ const char* kRegretUsage =
     "Measures, in one run, every algorithm x protocol and the tuner's own choice (with the\n"
     "calibration -o, else ACCL_TUNER_FILE / the default location) and prints, per size, the\n"
     "regret = time of the tuner's pick / time of the best candidate. Exits 1 when any regret\n"
-    "exceeds --max-regret.\n";
+    "exceeds --max-regret.\n"
+    "Exit status: 0 every regret within --max-regret, 1 one above it or a measurement failed, 2 bad usage.\n";
 
 std::string machineLine() {
   char host[256] = "unknown";
@@ -90,11 +93,11 @@ MeasureResult combineLaunches(const std::vector<MeasureResult>& runs) {
 
 int runCalibrate(int argc, char** argv) {
   SweepOptions o;
-  if (!parseSweepOptions(argc, argv, kCalibrateUsage, &o)) return 2;
+  if (int rc = parseSweepOptions(argc, argv, kCalibrateUsage, &o); rc >= 0) return rc;
   if (o.file.empty()) o.file = calibrationPath();
   if (o.file.empty() || o.file == "none") {
-    std::fprintf(stderr, "accl-tune calibrate: no output file (give -o FILE)\n");
-    return 2;
+    return cli::usageError("accl-tune calibrate",
+                           "no output file (ACCL_TUNER_FILE is \"none\", or no cache directory is known): give -o FILE");
   }
   Calibration cal;
   cal.machine = machineLine();
@@ -110,7 +113,7 @@ int runCalibrate(int argc, char** argv) {
         std::string err;
         if (!measure(spec, &runs[l], &err)) {
           std::fprintf(stderr, "accl-tune calibrate: %s with %d ranks failed: %s\n", funcName(func), n, err.c_str());
-          return 1;
+          return cli::kExitRunFailed;
         }
       }
       res = combineLaunches(runs);
@@ -144,7 +147,7 @@ int runCalibrate(int argc, char** argv) {
   makeParentDirs(o.file);
   if (cal.save(o.file.c_str()) != ncclSuccess) {
     std::fprintf(stderr, "accl-tune calibrate: %s\n", ncclGetLastError(nullptr));
-    return 1;
+    return cli::kExitRunFailed;
   }
   std::printf("# wrote %s (%zu curves); the tuner reads it through ACCL_TUNER_FILE or the default location\n",
               o.file.c_str(), cal.curves.size());
@@ -153,7 +156,7 @@ int runCalibrate(int argc, char** argv) {
 
 int runRegret(int argc, char** argv) {
   SweepOptions o;
-  if (!parseSweepOptions(argc, argv, kRegretUsage, &o)) return 2;
+  if (int rc = parseSweepOptions(argc, argv, kRegretUsage, &o); rc >= 0) return rc;
   if (!o.file.empty()) setenv("ACCL_TUNER_FILE", o.file.c_str(), 1);
   double worst = 0;
   for (FuncId func : o.funcs) {
@@ -164,7 +167,7 @@ int runRegret(int argc, char** argv) {
       std::string err;
       if (!measure(spec, &res, &err)) {
         std::fprintf(stderr, "accl-tune regret: %s with %d ranks failed: %s\n", funcName(func), n, err.c_str());
-        return 1;
+        return cli::kExitRunFailed;
       }
       std::printf("# %s, %d ranks (times in us; regret = pick / best, auto = tuner-driven run / best)\n",
                   funcName(func), n);
@@ -195,7 +198,7 @@ int runRegret(int argc, char** argv) {
     }
   }
   std::printf("# worst regret %.3f (target <= %.2f): %s\n", worst, o.maxRegret, worst <= o.maxRegret ? "met" : "MISSED");
-  return worst <= o.maxRegret ? 0 : 1;
+  return worst <= o.maxRegret ? cli::kExitOk : cli::kExitRunFailed;
 }
 
 }  // namespace accl::tune

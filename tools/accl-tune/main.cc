@@ -6,6 +6,7 @@
 #include <cstring>
 
 #include "calibrate.h"
+#include "common/cli.h"
 #include "table.h"
 
 namespace {
@@ -16,7 +17,8 @@ void printUsage(FILE* out) {
                "  table      the tuner's choice per size: algorithm, protocol, channels, threads, predicted\n"
                "             time and bandwidth, and the runner-up\n"
                "  calibrate  measure the host backend and write the tuner's calibration file\n"
-               "  regret     measure the tuner's picks against the best measured candidate\n");
+               "  regret     measure the tuner's picks against the best measured candidate\n"
+               "Exit status: 0 ok, 1 the run failed, 2 bad usage (docs/tools.md).\n");
 }
 
 }  // namespace
@@ -24,7 +26,7 @@ void printUsage(FILE* out) {
 int main(int argc, char** argv) {
   if (argc < 2) {
     printUsage(stderr);
-    return 2;
+    return accl::cli::usageError("accl-tune", "a command is needed: table, calibrate or regret");
   }
   const char* cmd = argv[1];
   // Subcommands see argv[0] = their own name.
@@ -35,7 +37,5 @@ int main(int argc, char** argv) {
     printUsage(stdout);
     return 0;
   }
-  std::fprintf(stderr, "accl-tune: unknown command '%s'\n", cmd);
-  printUsage(stderr);
-  return 2;
+  return accl::cli::usageError("accl-tune", "unknown command '%s' (table, calibrate or regret)", cmd);
 }

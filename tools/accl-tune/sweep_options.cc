@@ -6,6 +6,8 @@
 #include <cstring>
 #include <sstream>
 
+#include "common/cli.h"
+
 namespace accl::tune {
 namespace {
 
@@ -20,77 +22,74 @@ std::vector<std::string> splitCommas(const std::string& s) {
 
 }  // namespace
 
-bool parseSweepOptions(int argc, char** argv, const char* usage, SweepOptions* o) {
+int parseSweepOptions(int argc, char** argv, const char* usage, SweepOptions* o) {
+  const std::string tool = std::string("accl-tune ") + argv[0];
+  const char* t = tool.c_str();
+  using cli::badValue;
   for (int i = 1; i < argc; ++i) {
-    std::string a = argv[i];
-    auto value = [&](std::string* v) {
-      if (i + 1 >= argc) return false;
-      *v = argv[++i];
-      return true;
-    };
-    std::string v;
-    bool ok = true;
+    const std::string a = argv[i];
     if (a == "-h" || a == "--help") {
       std::fputs(usage, stdout);
-      std::exit(0);
-    } else if ((a == "-n" || a == "--ranks") && value(&v)) {
+      return cli::kExitOk;
+    }
+    if (a == "--no-pin") {
+      o->pin = false;
+      continue;
+    }
+    static const char* const kWithValue[] = {"-n", "--ranks", "-C", "--coll", "-b", "--minbytes", "-e", "--maxbytes",
+                                             "-f", "--stepfactor", "--rounds", "--launches", "--target-us",
+                                             "--timeout", "-o", "--file", "--max-regret"};
+    bool takesValue = false;
+    for (const char* name : kWithValue) takesValue = takesValue || a == name;
+    if (!takesValue) return cli::usageError(t, "unknown option '%s'", a.c_str());
+    if (i + 1 >= argc) return cli::usageError(t, "%s needs a value", a.c_str());
+    const char* v = argv[++i];
+    long n = 0;
+    std::string why;
+    if (a == "-n" || a == "--ranks") {
       o->ranks.clear();
       for (const std::string& r : splitCommas(v)) {
-        int n = std::atoi(r.c_str());
-        ok = ok && n >= 1 && n <= 64;
-        o->ranks.push_back(n);
+        if (!cli::parseInt(r.c_str(), 1, 64, &n, &why))
+          return badValue(t, a, v, "rank count '" + r + "' " + (why == "not an integer" ? "is " : "") + why);
+        o->ranks.push_back(static_cast<int>(n));
       }
-      ok = ok && !o->ranks.empty();
-    } else if ((a == "-C" || a == "--coll") && value(&v)) {
+      if (o->ranks.empty()) return badValue(t, a, v, "a comma list of rank counts is needed");
+    } else if (a == "-C" || a == "--coll") {
       o->funcs.clear();
-      if (v == "all") {
+      if (std::string(v) == "all") {
         for (int f = 0; f < kNumCollFuncs; ++f) o->funcs.push_back(static_cast<FuncId>(f));
-      } else {
-        for (const std::string& c : splitCommas(v)) {
-          FuncId f;
-          ok = ok && parseFunc(c, &f);
-          if (ok) o->funcs.push_back(f);
-        }
+        continue;
       }
-    } else if ((a == "-b" || a == "--minbytes") && value(&v)) {
-      ok = parseSize(v, &o->minBytes) && o->minBytes >= 4;
-    } else if ((a == "-e" || a == "--maxbytes") && value(&v)) {
-      ok = parseSize(v, &o->maxBytes);
-    } else if ((a == "-f" || a == "--stepfactor") && value(&v)) {
-      o->factor = std::atof(v.c_str());
-      ok = o->factor > 1.0;
-    } else if (a == "--rounds" && value(&v)) {
-      o->rounds = std::atoi(v.c_str());
-      ok = o->rounds >= 1;
-    } else if (a == "--no-pin") {
-      o->pin = false;
-    } else if (a == "--launches" && value(&v)) {
-      o->launches = std::atoi(v.c_str());
-      ok = o->launches >= 1;
-    } else if (a == "--target-us" && value(&v)) {
-      o->targetUs = std::atof(v.c_str());
-      ok = o->targetUs > 0;
-    } else if (a == "--timeout" && value(&v)) {
-      o->timeoutSec = std::atoi(v.c_str());
-      ok = o->timeoutSec > 0;
-    } else if ((a == "-o" || a == "--file") && value(&v)) {
+      for (const std::string& c : splitCommas(v)) {
+        FuncId f;
+        if (!parseFunc(c, &f))
+          return badValue(t, a, v, "'" + c + "' is not a collective (all_reduce, all_gather, reduce_scatter, "
+                                   "broadcast, reduce, or all)");
+        o->funcs.push_back(f);
+      }
+      if (o->funcs.empty()) return badValue(t, a, v, "a comma list of collectives is needed");
+    } else if (a == "-b" || a == "--minbytes") {
+      if (!parseSize(v, &o->minBytes)) return badValue(t, a, v, "not a size (bytes, optional K, M or G suffix)");
+      if (o->minBytes < 4) return badValue(t, a, v, "must be at least 4 bytes");
+    } else if (a == "-e" || a == "--maxbytes") {
+      if (!parseSize(v, &o->maxBytes)) return badValue(t, a, v, "not a size (bytes, optional K, M or G suffix)");
+    } else if (a == "-f" || a == "--stepfactor") {
+      if (!cli::parsePositive(v, 1.0, &o->factor, &why)) return badValue(t, a, v, why);
+    } else if (a == "--rounds" || a == "--launches" || a == "--timeout") {
+      if (!cli::parseInt(v, 1, 1 << 30, &n, &why)) return badValue(t, a, v, why);
+      (a == "--rounds" ? o->rounds : a == "--launches" ? o->launches : o->timeoutSec) = static_cast<int>(n);
+    } else if (a == "--target-us") {
+      if (!cli::parsePositive(v, 0.0, &o->targetUs, &why)) return badValue(t, a, v, why);
+    } else if (a == "-o" || a == "--file") {
       o->file = v;
-    } else if (a == "--max-regret" && value(&v)) {
-      o->maxRegret = std::atof(v.c_str());
-      ok = o->maxRegret >= 1.0;
-    } else {
-      ok = false;
-    }
-    if (!ok) {
-      std::fprintf(stderr, "accl-tune %s: bad option or value near \"%s\"\n%s", argv[0], a.c_str(), usage);
-      return false;
+    } else if (a == "--max-regret") {
+      if (!cli::parsePositive(v, 0.0, &o->maxRegret, &why)) return badValue(t, a, v, why);
+      if (o->maxRegret < 1.0) return badValue(t, a, v, "must be at least 1 (a pick can at best equal the best)");
     }
   }
-  if (o->maxBytes < o->minBytes) {
-    std::fprintf(stderr, "accl-tune %s: -e is smaller than -b\n", argv[0]);
-    return false;
-  }
-  return true;
+  if (o->maxBytes < o->minBytes)
+    return cli::usageError(t, "-e %zu is smaller than -b %zu", o->maxBytes, o->minBytes);
+  return -1;
 }
 
 }  // namespace accl::tune

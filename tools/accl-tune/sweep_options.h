@@ -17,14 +17,15 @@ struct SweepOptions {
   double factor = 2;
   int rounds = 5;
   int launches = 3;
-  bool pin = true;           // --no-pin: leave rank placement to the kernel          // calibrate: independent launches, medians combined (median)
+  bool pin = true;           // --no-pin: leave rank placement to the kernel
   double targetUs = 20000;
   int timeoutSec = 3600;
   std::string file;          // calibrate: output; regret: ACCL_TUNER_FILE to evaluate
   double maxRegret = 1.05;   // regret: exit 1 above this
 };
 
-// Parses argv[1..] (argv[0] is the subcommand); prints usage and returns false on a bad option.
-bool parseSweepOptions(int argc, char** argv, const char* usage, SweepOptions* out);
+// Parses argv[1..] (argv[0] is the subcommand). Returns -1 to go on, or the exit status to
+// return now: 0 after --help (usage printed), 2 after a bad option or value (named, with why).
+int parseSweepOptions(int argc, char** argv, const char* usage, SweepOptions* out);
 
 }  // namespace accl::tune

@@ -13,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "common/cli.h"
 #include "measure.h"
 #include "nccl.h"
 #include "topo/discover.h"
@@ -22,6 +23,7 @@
 #include "tuner/gpu_model.h"
 #include "tuner/host_model.h"
 #include "tuner/tuner.h"
+#include "tuner/tuner_net.h"
 #include "util/params.h"
 
 namespace accl::tune {
@@ -32,13 +34,14 @@ const char* kUsage =
     "                       [--host] [--channels K] [--cpus K]\n"
     "  --topo-file F  NCCL topology XML of one node (default: NCCL_TOPO_FILE, else this machine)\n"
     "  --ranks N      ranks in the communicator (default: the node's GPUs x nodes, at least 2)\n"
-    "  --nodes M      nodes (default 1); ranks per node = ceil(N / M)\n"
+    "  --nodes M      nodes (default 1); N must be a multiple of M: every node runs N / M ranks\n"
     "  --coll C       all_reduce (default), all_gather, reduce_scatter, broadcast, reduce, a comma list, or all\n"
     "  -b/-e/-f       sizes MIN, MIN*FACTOR, ... up to MAX (default 8 .. 1G, factor 2; K/M/G suffixes)\n"
     "  --host         the host backend's model (implied when the topology has no GPU)\n"
     "  --channels K   host model: channels (worker threads) per rank (default 1)\n"
     "  --cpus K       host model: cores available to the node's ranks (default: this process's affinity)\n"
-    "NCCL_ALGO, NCCL_PROTO, NCCL_TUNER_PLUGIN, NCCL_MIN/MAX_NCHANNELS and ACCL_TUNER_FILE apply as in a job.\n";
+    "NCCL_ALGO, NCCL_PROTO, NCCL_TUNER_PLUGIN, NCCL_MIN/MAX_NCHANNELS and ACCL_TUNER_FILE apply as in a job.\n"
+    "Exit status: 0 ok, 1 the topology or tuner failed, 2 bad usage (the message names the value and why).\n";
 
 struct Options {
   std::string topoFile;
@@ -53,71 +56,98 @@ struct Options {
   int cpus = 0;
 };
 
-bool parseOptions(int argc, char** argv, Options* o) {
+constexpr const char* kTool = "accl-tune table";
+
+// Why `ranks` ranks cannot be spread over `nodes` nodes, or "" when they can. Every node runs the
+// same number of ranks: the cost models (like NCCL's) describe a communicator by its node count
+// and its ranks per node.
+std::string shapeProblem(int ranks, int nodes) {
+  char buf[200];
+  if (nodes > ranks) {
+    std::snprintf(buf, sizeof(buf), "--nodes %d with --ranks %d: more nodes than ranks", nodes, ranks);
+    return buf;
+  }
+  if (ranks % nodes != 0) {
+    std::snprintf(buf, sizeof(buf),
+                  "--ranks %d is not a multiple of --nodes %d: every node must run the same number of ranks "
+                  "(e.g. --ranks %d or %d)", ranks, nodes, ranks / nodes * nodes, (ranks / nodes + 1) * nodes);
+    return buf;
+  }
+  return "";
+}
+
+// Reads argv[1..]; returns -1 to go on, or the exit status (0 after --help, 2 after a bad value,
+// named with the reason).
+int parseOptions(int argc, char** argv, Options* o) {
+  using cli::badValue;
+  bool ranksGiven = false;
   for (int i = 1; i < argc; ++i) {
-    std::string a = argv[i];
-    std::string v;
-    auto value = [&]() {
-      if (i + 1 >= argc) return false;
-      v = argv[++i];
-      return true;
-    };
-    bool ok = true;
+    const std::string a = argv[i];
     if (a == "-h" || a == "--help") {
       std::fputs(kUsage, stdout);
-      std::exit(0);
-    } else if (a == "--topo-file" && value()) {
-      o->topoFile = v;
-    } else if ((a == "--ranks" || a == "-n") && value()) {
-      o->ranks = std::atoi(v.c_str());
-      ok = o->ranks >= 1;
-    } else if (a == "--nodes" && value()) {
-      o->nodes = std::atoi(v.c_str());
-      ok = o->nodes >= 1;
-    } else if ((a == "--coll" || a == "-C") && value()) {
-      o->funcs.clear();
-      if (v == "all") {
-        for (int f = 0; f < kNumCollFuncs; ++f) o->funcs.push_back(static_cast<FuncId>(f));
-      } else {
-        size_t start = 0;
-        while (ok && start <= v.size()) {
-          size_t comma = v.find(',', start);
-          std::string name = v.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
-          FuncId f;
-          ok = parseFunc(name, &f);
-          if (ok) o->funcs.push_back(f);
-          if (comma == std::string::npos) break;
-          start = comma + 1;
-        }
-      }
-    } else if ((a == "-b" || a == "--minbytes") && value()) {
-      ok = parseSize(v, &o->minBytes);
-    } else if ((a == "-e" || a == "--maxbytes") && value()) {
-      ok = parseSize(v, &o->maxBytes);
-    } else if ((a == "-f" || a == "--stepfactor") && value()) {
-      o->factor = std::atof(v.c_str());
-      ok = o->factor > 1.0;
-    } else if (a == "--host") {
+      return cli::kExitOk;
+    }
+    if (a == "--host") {
       o->host = true;
-    } else if (a == "--channels" && value()) {
-      o->channels = std::atoi(v.c_str());
-      ok = o->channels >= 1;
-    } else if (a == "--cpus" && value()) {
-      o->cpus = std::atoi(v.c_str());
-      ok = o->cpus >= 1;
-    } else {
-      ok = false;
+      continue;
     }
-    if (!ok) {
-      std::fprintf(stderr, "accl-tune table: bad option or value near \"%s\"\n%s", a.c_str(), kUsage);
-      return false;
+    static const char* const kWithValue[] = {"--topo-file", "--ranks", "-n", "--nodes", "--coll", "-C", "-b",
+                                             "--minbytes", "-e", "--maxbytes", "-f", "--stepfactor", "--channels",
+                                             "--cpus"};
+    bool takesValue = false;
+    for (const char* name : kWithValue) takesValue = takesValue || a == name;
+    if (!takesValue) return cli::usageError(kTool, "unknown option '%s'", a.c_str());
+    if (i + 1 >= argc) return cli::usageError(kTool, "%s needs a value", a.c_str());
+    const char* v = argv[++i];
+    long n = 0;
+    std::string why;
+    if (a == "--topo-file") {
+      o->topoFile = v;
+    } else if (a == "--ranks" || a == "-n") {
+      if (!cli::parseInt(v, 1, 1 << 20, &n, &why)) return badValue(kTool, a, v, why + " (ranks in the communicator)");
+      o->ranks = static_cast<int>(n);
+      ranksGiven = true;
+    } else if (a == "--nodes") {
+      if (!cli::parseInt(v, 1, 1 << 16, &n, &why)) return badValue(kTool, a, v, why + " (nodes)");
+      o->nodes = static_cast<int>(n);
+    } else if (a == "--coll" || a == "-C") {
+      o->funcs.clear();
+      if (std::string(v) == "all") {
+        for (int f = 0; f < kNumCollFuncs; ++f) o->funcs.push_back(static_cast<FuncId>(f));
+        continue;
+      }
+      std::string list = v;
+      for (size_t start = 0; start <= list.size();) {
+        size_t comma = list.find(',', start);
+        std::string name = list.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
+        FuncId f;
+        if (!parseFunc(name, &f))
+          return badValue(kTool, a, v, "'" + name + "' is not a collective (all_reduce, all_gather, reduce_scatter, "
+                                       "broadcast, reduce, or all)");
+        o->funcs.push_back(f);
+        if (comma == std::string::npos) break;
+        start = comma + 1;
+      }
+    } else if (a == "-b" || a == "--minbytes" || a == "-e" || a == "--maxbytes") {
+      size_t* out = (a == "-b" || a == "--minbytes") ? &o->minBytes : &o->maxBytes;
+      if (!parseSize(v, out)) return badValue(kTool, a, v, "not a size (bytes, with an optional K, M or G suffix)");
+    } else if (a == "-f" || a == "--stepfactor") {
+      if (!cli::parsePositive(v, 1.0, &o->factor, &why)) return badValue(kTool, a, v, why + " (the size step factor)");
+    } else if (a == "--channels") {
+      if (!cli::parseInt(v, 1, 1024, &n, &why)) return badValue(kTool, a, v, why + " (channels per rank)");
+      o->channels = static_cast<int>(n);
+    } else if (a == "--cpus") {
+      if (!cli::parseInt(v, 1, 1 << 16, &n, &why)) return badValue(kTool, a, v, why + " (cores)");
+      o->cpus = static_cast<int>(n);
     }
   }
-  if (o->minBytes > o->maxBytes) {
-    std::fprintf(stderr, "accl-tune table: -b is larger than -e\n");
-    return false;
+  if (o->minBytes > o->maxBytes)
+    return cli::usageError(kTool, "-b %zu is larger than -e %zu", o->minBytes, o->maxBytes);
+  if (ranksGiven) {
+    std::string why = shapeProblem(o->ranks, o->nodes);
+    if (!why.empty()) return cli::usageError(kTool, "%s", why.c_str());
   }
-  return true;
+  return -1;
 }
 
 int cpusAvailable() {
@@ -190,24 +220,23 @@ void printFunc(const Tuner& tuner, FuncId func, const std::vector<size_t>& sizes
 
 int runTable(int argc, char** argv) {
   Options o;
-  if (!parseOptions(argc, argv, &o)) return 2;
+  if (int rc = parseOptions(argc, argv, &o); rc >= 0) return rc;
   std::unique_ptr<TopoSystem> system;
   if (loadSystem(o, &system) != ncclSuccess) {
     std::fprintf(stderr, "accl-tune table: cannot load the topology: %s\n", ncclGetLastError(nullptr));
-    return 1;
+    return cli::kExitRunFailed;
   }
   const int gpus = system->count(TopoNodeType::Gpu);
   if (o.ranks == 0) o.ranks = std::max(2, std::max(1, gpus) * o.nodes);
-  if (o.nodes > o.ranks) {
-    std::fprintf(stderr, "accl-tune table: more nodes (%d) than ranks (%d)\n", o.nodes, o.ranks);
-    return 2;
-  }
+  if (std::string why = shapeProblem(o.ranks, o.nodes); !why.empty())
+    return cli::usageError(kTool, "%s", why.c_str());
   const bool host = o.host || gpus == 0;
   TunerTopo topo;
   if (tunerTopoFromSystem(*system, o.ranks, o.nodes, host, &topo) != ncclSuccess) {
     std::fprintf(stderr, "accl-tune table: %s\n", ncclGetLastError(nullptr));
-    return 1;
+    return cli::kExitRunFailed;
   }
+  const std::string netName = tunerTopoSetNetFromSystem(*system, &topo);
   std::unique_ptr<CostModel> model;
   if (topo.host) {
     // As a host communicator builds it: channels are worker threads.
@@ -220,12 +249,12 @@ int runTable(int argc, char** argv) {
   AlgoProtoFilter filter;
   if (algoProtoFilterFromEnv(&filter) != ncclSuccess) {
     std::fprintf(stderr, "accl-tune table: %s\n", ncclGetLastError(nullptr));
-    return 2;
+    return cli::kExitUsage;  // NCCL_ALGO / NCCL_PROTO: a bad setting, named by the message
   }
   std::unique_ptr<Tuner> tuner;
   if (Tuner::create(topo, std::move(model), filter, /*commId=*/0, &tuner) != ncclSuccess) {
     std::fprintf(stderr, "accl-tune table: %s\n", ncclGetLastError(nullptr));
-    return 1;
+    return cli::kExitRunFailed;
   }
 
   std::printf("# accl-tune table: %s, %d ranks on %d node(s), %d per node\n",
@@ -238,6 +267,9 @@ int runTable(int argc, char** argv) {
   std::string algoVar = paramStr("NCCL_ALGO"), protoVar = paramStr("NCCL_PROTO");
   if (!algoVar.empty() || !protoVar.empty())
     std::printf("# NCCL_ALGO=\"%s\" NCCL_PROTO=\"%s\"\n", algoVar.c_str(), protoVar.c_str());
+  if (!netName.empty())
+    std::printf("# network: %s, %.0f Mb/s (%.2f GB/s per node), latency %.1f us (the NIC nearest GPU 0 / CPU 0)\n",
+                netName.c_str(), topo.netGBps * 8000.0, topo.netGBps, topo.netLatencyUs);
   printGraph("ring", topo.ring);
   printGraph("tree", topo.tree);
   std::vector<size_t> sizes = sizeRange(o.minBytes, o.maxBytes, o.factor);
