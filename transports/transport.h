@@ -1,93 +1,137 @@
-// The transport interface: how the memory of one connection (a FIFO region laid out by
-// FifoLayout, owned by the receiver) is created on the receiving side, described in a
-// fixed-size blob, and reached from the sending side.
+// The transport interface: how the two ends of one connection (one channel, one direction, one
+// pair of ranks) get the memory of the FIFO protocol (device/common/fifo.h) and a FifoView over
+// it. Every counter lives with the end that waits on it: the receiver owns the slots and `tail`,
+// the sender owns `head`, so both ends create something.
 //
-//   receiver: setupRecv(layout) -> region + blob     (blob travels to the sender over bootstrap)
-//   sender:   connectSend(blob) -> region             (then acks, and the receiver may finish())
+//   both ends:  setup(side)    -> this end's memory / state + a blob for the peer
+//               (the blobs cross over the bootstrap)
+//               connect(side)  <- the peer's blob: attach what the peer made, fill the FifoView;
+//                                 may return ncclInProgress (called again until done)
+//               (each end acks to the other once connected)
+//               finish(side)   after the peer's ack: drop names that let others attach (optional)
+//               free(side)     when the communicator lets go (destroy, abort, suspend)
+//   proxy:      proxyProgress(side) on the communicator's proxy thread, for transports whose
+//               Prims' stores do not reach the peer by themselves (the network); null otherwise
 //
-// Every region starts with a RegionHeader that its owner stamps with a random token, which also
-// travels in the blob; the sender checks it right after mapping (transports/region_proof.h), so
-// memory that is not the peer's region is never used.
-//
-// Which transport serves a pair is decided by canConnect() in order of preference (p2p first).
-// Host backend: p2p = plain memory between threads of one process; shm = a memfd region shared
-// between processes of one kernel and one PID namespace. CUDA IPC and the network come later
-// behind the same interface.
+// A blob is ConnBlob: a fixed envelope (which transport, which end, which rank, the receiver's
+// FIFO layout) and an opaque payload the transport alone interprets, kConnBlobBytes in all.
+// Memory one end maps from the other is proven to be the peer's before first use
+// (transports/region_proof.h). The transports and their order of preference are listed in one
+// registry (transports/transport.cc); docs/transports.md describes the whole seam and the proxy.
 #pragma once
 
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
 #include <memory>
+#include <type_traits>
 
 #include "device/common/fifo.h"
 #include "nccl.h"
+#include "transports/conn_region.h"
+#include "transports/peer_info.h"
+
+struct ncclComm;
 
 namespace accl {
 
-struct PeerInfo;
+struct Transport;
+class NetContext;  // transports/net/net_context.h
 
-// The first bytes of every connection region (the FIFO follows). Written by the owner only.
-struct alignas(64) RegionHeader {
-  static constexpr uint64_t kMagic = 0x6163636c'72656769ull;  // "acclregi"
-  uint64_t magic;
-  uint64_t token;      // random per region; the blob carries the same value
-  uint64_t bytes;      // the whole region, this header included
-  int32_t ownerRank;   // the receiver that created the region
-  int32_t peerRank;    // the sender it was made for
-  int32_t channel;
-  int32_t ownerPid;
-};
-constexpr size_t kRegionHeaderBytes = sizeof(RegionHeader);
-static_assert(kRegionHeaderBytes == 64, "RegionHeader: one cache line, keeps the FIFO 64-byte aligned");
+// Bytes of one connect blob on the wire; the payload is what is left after the envelope.
+constexpr size_t kConnBlobBytes = 256;
 
-// What the sender needs to reach a receiver's region. Fixed size: it is sent as raw bytes.
 struct ConnBlob {
   static constexpr uint32_t kMagic = 0x61636342;  // "accB"
   uint32_t magic;
-  uint32_t transport;  // index in transports()
-  int32_t ownerPid;
-  int32_t ownerRank;
-  uint64_t bytes;      // the whole region: kRegionHeaderBytes + layout.totalBytes()
-  uint64_t address;    // p2p: the region's address in the owner process
-  uint64_t token;      // RegionHeader::token of the region
-  uint64_t processToken;  // p2p: random per owner process, proves the address is in this process
-  FifoLayout layout;
-  char name[64];       // shm: where the sender opens the region (/proc/<pid>/fd/<fd>)
+  uint32_t transport;  // index in the registry (transportAt)
+  uint32_t side;       // ConnSide of the end that wrote it
+  int32_t rank;        // the rank that wrote it
+  FifoLayout layout;   // the receiver's FIFO layout (in a sender's blob: the sender's own, unused)
+  unsigned char payload[kConnBlobBytes - 16 - sizeof(FifoLayout)];  // the transport's, opaque here
 };
-static_assert(sizeof(ConnBlob) <= 256, "ConnBlob must fit a bootstrap message");
+static_assert(sizeof(ConnBlob) == kConnBlobBytes, "ConnBlob is sent as raw bytes of a fixed size");
 
-// A mapped region; releases its memory (free, munmap) when destroyed.
-class ConnRegion {
- public:
-  virtual ~ConnRegion() = default;
-  // The FIFO (after the header).
-  void* base() const { return static_cast<char*>(start_) + kRegionHeaderBytes; }
-  RegionHeader* header() const { return static_cast<RegionHeader*>(start_); }
-  // Called on the receiver once the sender acked: drop names that let others attach.
-  virtual void finish() {}
-  // Called on the sender when the region failed its proof: release only what this side made
-  // (a mapping), never the memory the region points to (it is not known to be the peer's).
-  virtual void abandon() {}
+// A transport's own blob content: copied in and out of the payload (no alignment assumed).
+template <class T>
+void putBlobPayload(ConnBlob* blob, const T& value) {
+  static_assert(std::is_trivially_copyable_v<T> && sizeof(T) <= sizeof(ConnBlob::payload),
+                "a transport's blob must be plain bytes that fit ConnBlob::payload");
+  std::memcpy(blob->payload, &value, sizeof(T));
+}
+template <class T>
+T blobPayload(const ConnBlob& blob) {
+  static_assert(std::is_trivially_copyable_v<T> && sizeof(T) <= sizeof(ConnBlob::payload),
+                "a transport's blob must be plain bytes that fit ConnBlob::payload");
+  T value;
+  std::memcpy(&value, blob.payload, sizeof(T));
+  return value;
+}
 
- protected:
-  void* start_ = nullptr;  // the header
+// What a transport keeps for one end of a connection (regions, sockets, requests). Deleted by
+// the transport's free().
+struct TransportResources {
+  virtual ~TransportResources() = default;
+};
+
+// One end of one connection, as setup / connect / free see it. Its address is stable from setup
+// to free, so a transport may hand it to its communicator's proxy at setup (ConnSetup::comm)
+// and take it back in free.
+struct ConnEnd {
+  const Transport* transport = nullptr;
+  ConnSide side = ConnSide::kSend;
+  FifoView view;                                  // complete once connect() succeeded
+  std::unique_ptr<TransportResources> resources;  // the transport's state for this end
+  uint64_t ownedBytes = 0;   // memory this end allocated for the connection
+  uint64_t mappedBytes = 0;  // the peer's memory this end maps
+};
+
+// Who and what a connection is, for setup and connect.
+struct ConnSetup {
+  ncclComm* comm = nullptr;  // the communicator (null in transport unit tests)
+  const PeerInfo* self = nullptr;
+  const PeerInfo* peer = nullptr;
+  int channel = 0;
+  // The FIFO layout: at setup, this rank's (what its receiving ends create); at the sender's
+  // connect, the receiver's (from its blob), which the sender's view must follow.
+  FifoLayout layout{};
+  // The communicator's network state (NetDevice, proxy thread), owned by the connection table;
+  // only the net transport uses it (null in transport unit tests).
+  NetContext* net = nullptr;
+};
+
+// The functions of one end of a transport. setup and connect report errors with accl::fail,
+// naming both ranks; none of them blocks for long (connect returns ncclInProgress instead).
+struct TransportSide {
+  ncclResult_t (*setup)(const ConnSetup& s, ConnEnd* end, ConnBlob* blob);
+  ncclResult_t (*connect)(const ConnSetup& s, const ConnBlob& peerBlob, ConnEnd* end);
+  void (*finish)(ConnEnd* end);  // optional (null: nothing to do)
+  void (*free)(ConnEnd* end);    // releases resources; the view must not be used afterwards
+  // Moves this end's data that the Prims' stores do not carry to the peer by themselves, without
+  // blocking; *progressed says whether anything moved. Optional (null: p2p, shm).
+  ncclResult_t (*proxyProgress)(ConnEnd* end, bool* progressed);
 };
 
 struct Transport {
   const char* name;
+  // Symmetric: both ends compute the same answer from the same two PeerInfos.
   bool (*canConnect)(const PeerInfo& self, const PeerInfo& peer);
-  // Creates a zeroed region of kRegionHeaderBytes + layout.totalBytes() and fills the blob's
-  // transport-specific fields (ownerPid, bytes, address, processToken, name).
-  ncclResult_t (*setupRecv)(const FifoLayout& layout, std::unique_ptr<ConnRegion>* region, ConnBlob* blob);
-  // Maps the region the blob describes. Checks what it can before mapping (the name, type and
-  // size of what it opens); the header token is checked by the caller (attachPeerRegion).
-  ncclResult_t (*connectSend)(const ConnBlob& blob, std::unique_ptr<ConnRegion>* region);
+  TransportSide send;
+  TransportSide recv;
+
+  const TransportSide& side(ConnSide s) const { return s == ConnSide::kSend ? send : recv; }
 };
 
-// Built-in host transports, in order of preference.
-const Transport* const* hostTransports(int* count);
+// The registry (transports/transport.cc): every transport, in order of preference. The index of
+// a transport is the same on every rank of one build and travels in ConnBlob::transport.
+int transportCount();
+const Transport* transportAt(int index);
+// The index of the first transport that can serve `self` and `peer`, or -1.
+int pickTransport(const PeerInfo& self, const PeerInfo& peer);
 
-extern const Transport kHostP2pTransport;
-extern const Transport kHostShmTransport;
+// The transports the registry lists.
+extern const Transport kHostP2pTransport;  // transports/p2p: threads of one process
+extern const Transport kHostShmTransport;  // transports/shm: processes of one kernel and PID namespace
+extern const Transport kNetTransport;      // transports/net: different hosts (or p2p and shm disabled)
 
 }  // namespace accl

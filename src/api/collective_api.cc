@@ -18,10 +18,11 @@ namespace accl {
 namespace {
 
 ncclResult_t p2p(const char* name, bool isSend, const void* sendbuff, void* recvbuff, size_t count,
-                 ncclDataType_t type, int peer, ncclComm* comm, const CollCallConfig& cfg) {
+                 ncclDataType_t type, int peer, ncclComm* comm, cudaStream_t stream, const CollCallConfig& cfg) {
   P2pCall call{name, isSend, sendbuff, recvbuff, count, type, peer};
   call.minChannels = cfg.minChannels;
   call.maxChannels = cfg.maxChannels;
+  call.stream = stream;
   return enqueueP2p(comm, call);
 }
 
@@ -67,41 +68,41 @@ const char* byteOffset(const void* p, size_t elems, ncclDataType_t type) {
 }  // namespace
 
 ncclResult_t collectiveCall(const char* name, FuncId func, const void* sendbuff, void* recvbuff, size_t count,
-                            ncclDataType_t type, ncclRedOp_t op, int root, ncclComm* comm,
+                            ncclDataType_t type, ncclRedOp_t op, int root, ncclComm* comm, cudaStream_t stream,
                             const ncclCollConfig_t* config) {
-  return enqueueColl(comm, CollCall{name, func, sendbuff, recvbuff, count, type, op, root, config});
+  return enqueueColl(comm, CollCall{name, func, sendbuff, recvbuff, count, type, op, root, config, stream});
 }
 
 ncclResult_t alltoallCall(const char* name, const void* sendbuff, void* recvbuff, size_t count, ncclDataType_t type,
-                          ncclComm* comm, const ncclCollConfig_t* config) {
+                          ncclComm* comm, cudaStream_t stream, const ncclCollConfig_t* config) {
   return composite(name, comm, type, count, 0, false, config, [&](const CollCallConfig& cfg) -> ncclResult_t {
     for (int r = 0; r < comm->nranks; ++r) {
-      ACCL_CHECK(p2p(name, true, byteOffset(sendbuff, r * count, type), nullptr, count, type, r, comm, cfg));
+      ACCL_CHECK(p2p(name, true, byteOffset(sendbuff, r * count, type), nullptr, count, type, r, comm, stream, cfg));
       ACCL_CHECK(p2p(name, false, nullptr, const_cast<char*>(byteOffset(recvbuff, r * count, type)), count, type, r,
-                     comm, cfg));
+                     comm, stream, cfg));
     }
     return ncclSuccess;
   });
 }
 
 ncclResult_t gatherCall(const char* name, const void* sendbuff, void* recvbuff, size_t count, ncclDataType_t type,
-                        int root, ncclComm* comm, const ncclCollConfig_t* config) {
+                        int root, ncclComm* comm, cudaStream_t stream, const ncclCollConfig_t* config) {
   return composite(name, comm, type, count, root, true, config, [&](const CollCallConfig& cfg) -> ncclResult_t {
     if (comm->rank == root)
       for (int r = 0; r < comm->nranks; ++r)
         ACCL_CHECK(p2p(name, false, nullptr, const_cast<char*>(byteOffset(recvbuff, r * count, type)), count, type,
-                       r, comm, cfg));
-    return p2p(name, true, sendbuff, nullptr, count, type, root, comm, cfg);
+                       r, comm, stream, cfg));
+    return p2p(name, true, sendbuff, nullptr, count, type, root, comm, stream, cfg);
   });
 }
 
 ncclResult_t scatterCall(const char* name, const void* sendbuff, void* recvbuff, size_t count, ncclDataType_t type,
-                         int root, ncclComm* comm, const ncclCollConfig_t* config) {
+                         int root, ncclComm* comm, cudaStream_t stream, const ncclCollConfig_t* config) {
   return composite(name, comm, type, count, root, true, config, [&](const CollCallConfig& cfg) -> ncclResult_t {
     if (comm->rank == root)
       for (int r = 0; r < comm->nranks; ++r)
-        ACCL_CHECK(p2p(name, true, byteOffset(sendbuff, r * count, type), nullptr, count, type, r, comm, cfg));
-    return p2p(name, false, nullptr, recvbuff, count, type, root, comm, cfg);
+        ACCL_CHECK(p2p(name, true, byteOffset(sendbuff, r * count, type), nullptr, count, type, r, comm, stream, cfg));
+    return p2p(name, false, nullptr, recvbuff, count, type, root, comm, stream, cfg);
   });
 }
 
@@ -114,7 +115,8 @@ ACCL_API(ncclResult_t, ncclAllReduce, const void* sendbuff, void* recvbuff, size
   return apiGuard("ncclAllReduce", [&]() -> ncclResult_t {
     ACCL_CHECK(checkDatatypeArg("ncclAllReduce", datatype));
     ACCL_CHECK(checkRedOpArg("ncclAllReduce", op));
-    return collectiveCall("ncclAllReduce", kFuncAllReduce, sendbuff, recvbuff, count, datatype, op, 0, comm, nullptr);
+    return collectiveCall("ncclAllReduce", kFuncAllReduce, sendbuff, recvbuff, count, datatype, op, 0, comm, stream,
+                          nullptr);
   });
 }
 
@@ -123,7 +125,8 @@ ACCL_API(ncclResult_t, ncclReduce, const void* sendbuff, void* recvbuff, size_t 
   return apiGuard("ncclReduce", [&]() -> ncclResult_t {
     ACCL_CHECK(checkDatatypeArg("ncclReduce", datatype));
     ACCL_CHECK(checkRedOpArg("ncclReduce", op));
-    return collectiveCall("ncclReduce", kFuncReduce, sendbuff, recvbuff, count, datatype, op, root, comm, nullptr);
+    return collectiveCall("ncclReduce", kFuncReduce, sendbuff, recvbuff, count, datatype, op, root, comm, stream,
+                          nullptr);
   });
 }
 
@@ -131,7 +134,8 @@ ACCL_API(ncclResult_t, ncclBcast, void* buff, size_t count, ncclDataType_t datat
          cudaStream_t stream) {
   return apiGuard("ncclBcast", [&]() -> ncclResult_t {
     ACCL_CHECK(checkDatatypeArg("ncclBcast", datatype));
-    return collectiveCall("ncclBcast", kFuncBroadcast, buff, buff, count, datatype, ncclSum, root, comm, nullptr);
+    return collectiveCall("ncclBcast", kFuncBroadcast, buff, buff, count, datatype, ncclSum, root, comm, stream,
+                          nullptr);
   });
 }
 
@@ -140,7 +144,7 @@ ACCL_API(ncclResult_t, ncclBroadcast, const void* sendbuff, void* recvbuff, size
   return apiGuard("ncclBroadcast", [&]() -> ncclResult_t {
     ACCL_CHECK(checkDatatypeArg("ncclBroadcast", datatype));
     return collectiveCall("ncclBroadcast", kFuncBroadcast, sendbuff, recvbuff, count, datatype, ncclSum, root, comm,
-                          nullptr);
+                          stream, nullptr);
   });
 }
 
@@ -149,8 +153,8 @@ ACCL_API(ncclResult_t, ncclReduceScatter, const void* sendbuff, void* recvbuff, 
   return apiGuard("ncclReduceScatter", [&]() -> ncclResult_t {
     ACCL_CHECK(checkDatatypeArg("ncclReduceScatter", datatype));
     ACCL_CHECK(checkRedOpArg("ncclReduceScatter", op));
-    return collectiveCall("ncclReduceScatter", kFuncReduceScatter, sendbuff, recvbuff, recvcount, datatype, op, 0, comm,
-                          nullptr);
+    return collectiveCall("ncclReduceScatter", kFuncReduceScatter, sendbuff, recvbuff, recvcount, datatype, op, 0,
+                          comm, stream, nullptr);
   });
 }
 
@@ -159,7 +163,7 @@ ACCL_API(ncclResult_t, ncclAllGather, const void* sendbuff, void* recvbuff, size
   return apiGuard("ncclAllGather", [&]() -> ncclResult_t {
     ACCL_CHECK(checkDatatypeArg("ncclAllGather", datatype));
     return collectiveCall("ncclAllGather", kFuncAllGather, sendbuff, recvbuff, sendcount, datatype, ncclSum, 0, comm,
-                          nullptr);
+                          stream, nullptr);
   });
 }
 
@@ -167,7 +171,7 @@ ACCL_API(ncclResult_t, ncclSend, const void* sendbuff, size_t count, ncclDataTyp
          cudaStream_t stream) {
   return apiGuard("ncclSend", [&]() -> ncclResult_t {
     ACCL_CHECK(checkDatatypeArg("ncclSend", datatype));
-    return p2p("ncclSend", true, sendbuff, nullptr, count, datatype, peer, comm, CollCallConfig{});
+    return p2p("ncclSend", true, sendbuff, nullptr, count, datatype, peer, comm, stream, CollCallConfig{});
   });
 }
 
@@ -175,7 +179,7 @@ ACCL_API(ncclResult_t, ncclRecv, void* recvbuff, size_t count, ncclDataType_t da
          cudaStream_t stream) {
   return apiGuard("ncclRecv", [&]() -> ncclResult_t {
     ACCL_CHECK(checkDatatypeArg("ncclRecv", datatype));
-    return p2p("ncclRecv", false, nullptr, recvbuff, count, datatype, peer, comm, CollCallConfig{});
+    return p2p("ncclRecv", false, nullptr, recvbuff, count, datatype, peer, comm, stream, CollCallConfig{});
   });
 }
 
@@ -183,7 +187,7 @@ ACCL_API(ncclResult_t, ncclAlltoAll, const void* sendbuff, void* recvbuff, size_
          ncclComm_t comm, cudaStream_t stream) {
   return apiGuard("ncclAlltoAll", [&]() -> ncclResult_t {
     ACCL_CHECK(checkDatatypeArg("ncclAlltoAll", datatype));
-    return alltoallCall("ncclAlltoAll", sendbuff, recvbuff, count, datatype, comm, nullptr);
+    return alltoallCall("ncclAlltoAll", sendbuff, recvbuff, count, datatype, comm, stream, nullptr);
   });
 }
 
@@ -191,7 +195,7 @@ ACCL_API(ncclResult_t, ncclGather, const void* sendbuff, void* recvbuff, size_t 
          int root, ncclComm_t comm, cudaStream_t stream) {
   return apiGuard("ncclGather", [&]() -> ncclResult_t {
     ACCL_CHECK(checkDatatypeArg("ncclGather", datatype));
-    return gatherCall("ncclGather", sendbuff, recvbuff, count, datatype, root, comm, nullptr);
+    return gatherCall("ncclGather", sendbuff, recvbuff, count, datatype, root, comm, stream, nullptr);
   });
 }
 
@@ -199,7 +203,7 @@ ACCL_API(ncclResult_t, ncclScatter, const void* sendbuff, void* recvbuff, size_t
          int root, ncclComm_t comm, cudaStream_t stream) {
   return apiGuard("ncclScatter", [&]() -> ncclResult_t {
     ACCL_CHECK(checkDatatypeArg("ncclScatter", datatype));
-    return scatterCall("ncclScatter", sendbuff, recvbuff, count, datatype, root, comm, nullptr);
+    return scatterCall("ncclScatter", sendbuff, recvbuff, count, datatype, root, comm, stream, nullptr);
   });
 }
 

@@ -16,7 +16,7 @@ ACCL_API(ncclResult_t, ncclAllReduceConfig, const void* sendbuff, void* recvbuff
     ACCL_CHECK(checkDatatypeArg("ncclAllReduceConfig", datatype));
     ACCL_CHECK(checkRedOpArg("ncclAllReduceConfig", op));
     return collectiveCall("ncclAllReduceConfig", kFuncAllReduce, sendbuff, recvbuff, count, datatype, op, 0, comm,
-                          config);
+                          stream, config);
   });
 }
 
@@ -25,7 +25,7 @@ ACCL_API(ncclResult_t, ncclBroadcastConfig, const void* sendbuff, void* recvbuff
   return apiGuard("ncclBroadcastConfig", [&]() -> ncclResult_t {
     ACCL_CHECK(checkDatatypeArg("ncclBroadcastConfig", datatype));
     return collectiveCall("ncclBroadcastConfig", kFuncBroadcast, sendbuff, recvbuff, count, datatype, ncclSum, root,
-                          comm, config);
+                          comm, stream, config);
   });
 }
 
@@ -34,7 +34,7 @@ ACCL_API(ncclResult_t, ncclReduceConfig, const void* sendbuff, void* recvbuff, s
   return apiGuard("ncclReduceConfig", [&]() -> ncclResult_t {
     ACCL_CHECK(checkDatatypeArg("ncclReduceConfig", datatype));
     ACCL_CHECK(checkRedOpArg("ncclReduceConfig", op));
-    return collectiveCall("ncclReduceConfig", kFuncReduce, sendbuff, recvbuff, count, datatype, op, root, comm,
+    return collectiveCall("ncclReduceConfig", kFuncReduce, sendbuff, recvbuff, count, datatype, op, root, comm, stream,
                           config);
   });
 }
@@ -44,7 +44,7 @@ ACCL_API(ncclResult_t, ncclAllGatherConfig, const void* sendbuff, void* recvbuff
   return apiGuard("ncclAllGatherConfig", [&]() -> ncclResult_t {
     ACCL_CHECK(checkDatatypeArg("ncclAllGatherConfig", datatype));
     return collectiveCall("ncclAllGatherConfig", kFuncAllGather, sendbuff, recvbuff, sendcount, datatype, ncclSum, 0,
-                          comm, config);
+                          comm, stream, config);
   });
 }
 
@@ -55,7 +55,7 @@ ACCL_API(ncclResult_t, ncclReduceScatterConfig, const void* sendbuff, void* recv
     ACCL_CHECK(checkDatatypeArg("ncclReduceScatterConfig", datatype));
     ACCL_CHECK(checkRedOpArg("ncclReduceScatterConfig", op));
     return collectiveCall("ncclReduceScatterConfig", kFuncReduceScatter, sendbuff, recvbuff, recvcount, datatype, op,
-                          0, comm, config);
+                          0, comm, stream, config);
   });
 }
 
@@ -63,7 +63,7 @@ ACCL_API(ncclResult_t, ncclAlltoAllConfig, const void* sendbuff, void* recvbuff,
          ncclDataType_t datatype, ncclComm_t comm, cudaStream_t stream, const ncclCollConfig_t* config) {
   return apiGuard("ncclAlltoAllConfig", [&]() -> ncclResult_t {
     ACCL_CHECK(checkDatatypeArg("ncclAlltoAllConfig", datatype));
-    return alltoallCall("ncclAlltoAllConfig", sendbuff, recvbuff, count, datatype, comm, config);
+    return alltoallCall("ncclAlltoAllConfig", sendbuff, recvbuff, count, datatype, comm, stream, config);
   });
 }
 
@@ -71,7 +71,7 @@ ACCL_API(ncclResult_t, ncclGatherConfig, const void* sendbuff, void* recvbuff, s
          int root, ncclComm_t comm, cudaStream_t stream, const ncclCollConfig_t* config) {
   return apiGuard("ncclGatherConfig", [&]() -> ncclResult_t {
     ACCL_CHECK(checkDatatypeArg("ncclGatherConfig", datatype));
-    return gatherCall("ncclGatherConfig", sendbuff, recvbuff, count, datatype, root, comm, config);
+    return gatherCall("ncclGatherConfig", sendbuff, recvbuff, count, datatype, root, comm, stream, config);
   });
 }
 
@@ -79,6 +79,6 @@ ACCL_API(ncclResult_t, ncclScatterConfig, const void* sendbuff, void* recvbuff, 
          ncclDataType_t datatype, int root, ncclComm_t comm, cudaStream_t stream, const ncclCollConfig_t* config) {
   return apiGuard("ncclScatterConfig", [&]() -> ncclResult_t {
     ACCL_CHECK(checkDatatypeArg("ncclScatterConfig", datatype));
-    return scatterCall("ncclScatterConfig", sendbuff, recvbuff, count, datatype, root, comm, config);
+    return scatterCall("ncclScatterConfig", sendbuff, recvbuff, count, datatype, root, comm, stream, config);
   });
 }

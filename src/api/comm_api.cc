@@ -7,6 +7,7 @@
 #include "api/api_guard.h"
 #include "core/comm.h"
 #include "core/comm_init.h"
+#include "core/engine.h"
 #include "core/group.h"
 #include "core/unique_id.h"
 #include "device/device_probe.h"
@@ -167,6 +168,9 @@ ACCL_API(ncclResult_t, ncclCommGetAsyncError, ncclComm_t comm, ncclResult_t* asy
     if (asyncError == nullptr) return fail(ncclInvalidArgument, "ncclCommGetAsyncError: asyncError is NULL");
     ncclResult_t res = comm->asyncResult.load();
     if (res != ncclInProgress) joinCommJob(comm);
+    // A ready communicator: an asynchronous backend may hold an error raised after its launch
+    // returned (core/backend.h; the host backend reports every error from the launch itself).
+    if (res == ncclSuccess && comm->engine) res = comm->engine->backend->asyncError();
     *asyncError = res;
     return ncclSuccess;
   });

@@ -1,7 +1,10 @@
 // ncclMemAlloc / ncclMemFree and buffer registration (ncclCommRegister, windows and
 // ncclWinGetUserPtr). On the host backend memory is page-aligned host memory and registration
 // only records the range (buffers in core/buffer_registry.h, windows in core/window_registry.h);
-// with a CUDA device, ncclMemAlloc returns device memory.
+// with a CUDA device, ncclMemAlloc returns shareable device memory (cuMem at the recommended
+// granularity, exportable as a POSIX fd and mapped for every peer-capable device; cudaMalloc when
+// cuMem is unusable: device/cuda/cuda_memory.h). Registrations are tracked the same way on both
+// backends, for a backend to look up for zero-copy; unused, they change nothing.
 #include <cstdlib>
 #include <mutex>
 #include <unordered_set>
@@ -12,9 +15,12 @@
 #include "core/comm.h"
 #include "core/window_registry.h"
 #include "device/device_probe.h"
+#include "util/last_error.h"
 
 #ifdef ACCL_HAVE_CUDA
 #include <cuda_runtime.h>
+
+#include "device/cuda/cuda_memory.h"
 #endif
 
 namespace accl {
@@ -48,10 +54,9 @@ ACCL_API(ncclResult_t, ncclMemAlloc, void** ptr, size_t size) {
       return ncclSuccess;
     }
 #ifdef ACCL_HAVE_CUDA
-    cudaError_t err = cudaMalloc(ptr, size);
-    if (err != cudaSuccess)
-      return fail(ncclUnhandledCudaError, "ncclMemAlloc: cudaMalloc of %zu bytes failed: %s", size,
-                  cudaGetErrorString(err));
+    ncclResult_t res = cuda::memAlloc(ptr, size);
+    if (res != ncclSuccess)
+      return fail(res, "ncclMemAlloc: cannot allocate %zu bytes of device memory: %s", size, lastErrorText());
     return ncclSuccess;
 #else
     return fail(ncclInternalError, "ncclMemAlloc: no host backend and no CUDA support");
@@ -70,9 +75,15 @@ ACCL_API(ncclResult_t, ncclMemFree, void* ptr) {
       }
     }
 #ifdef ACCL_HAVE_CUDA
-    cudaError_t err = cudaFree(ptr);
-    if (err != cudaSuccess)
-      return fail(ncclUnhandledCudaError, "ncclMemFree: cudaFree(%p) failed: %s", ptr, cudaGetErrorString(err));
+    bool known = false;
+    ACCL_CHECK(cuda::memFree(ptr, &known));
+    if (known) return ncclSuccess;
+    cudaError_t err = cudaFree(ptr);  // not ours: device memory the caller got elsewhere, as before
+    if (err != cudaSuccess) {
+      cudaGetLastError();
+      return fail(ncclInvalidArgument, "ncclMemFree: %p was not allocated by ncclMemAlloc, and cudaFree refused it: %s",
+                  ptr, cudaGetErrorString(err));
+    }
     return ncclSuccess;
 #else
     return fail(ncclInvalidArgument, "ncclMemFree: %p was not allocated by ncclMemAlloc", ptr);

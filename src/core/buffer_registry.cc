@@ -49,6 +49,21 @@ ncclResult_t deregisterBuffer(const char* call, ncclComm* comm, void* handle) {
   return ncclSuccess;
 }
 
+bool findRegisteredBuffer(ncclComm* comm, const void* ptr, size_t bytes, RegisteredRange* out) {
+  const uintptr_t lo = reinterpret_cast<uintptr_t>(ptr);
+  if (ptr == nullptr || lo + bytes < lo) return false;
+  std::lock_guard<std::mutex> lock(gMutex);
+  for (const auto& [handle, r] : gBuffers) {
+    const uintptr_t start = reinterpret_cast<uintptr_t>(r.buff);
+    if (r.comm != comm || r.buff == nullptr || lo < start || lo - start > r.size || lo - start + bytes > r.size ||
+        (bytes == 0 && lo - start == r.size))
+      continue;
+    if (out) *out = RegisteredRange{r.buff, r.size, reinterpret_cast<void*>(handle)};
+    return true;
+  }
+  return false;
+}
+
 size_t liveBufferCount(ncclComm* comm) {
   std::lock_guard<std::mutex> lock(gMutex);
   size_t n = 0;

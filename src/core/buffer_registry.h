@@ -17,6 +17,18 @@ void* registerBuffer(ncclComm* comm, void* buff, size_t size);
 // the handle and the reason.
 ncclResult_t deregisterBuffer(const char* call, ncclComm* comm, void* handle);
 
+// A live registration, as a backend sees it when it looks for zero-copy.
+struct RegisteredRange {
+  void* buff;
+  size_t size;
+  void* handle;
+};
+
+// Whether [ptr, ptr + bytes) lies inside one live registration of comm (bytes 0: ptr inside one);
+// *out (optional) gets it. A backend may then share the user's buffer with peers directly instead
+// of staging it through a FIFO; without a registration it stages, which is always correct.
+bool findRegisteredBuffer(ncclComm* comm, const void* ptr, size_t bytes, RegisteredRange* out);
+
 // Live registrations of comm (tests, diagnostics).
 size_t liveBufferCount(ncclComm* comm);
 

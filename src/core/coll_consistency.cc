@@ -8,7 +8,6 @@
 #include "core/engine.h"
 #include "core/red_op_registry.h"
 #include "device/common/dtypes.h"
-#include "device/host/host_wait.h"
 #include "ras/ras_text.h"
 #include "util/check.h"
 
@@ -122,7 +121,7 @@ ncclResult_t exchangeFailure(ncclComm* comm, const char* call, ncclResult_t res)
   if (comm->abortFlag.load() == 1)
     return fail(ncclInvalidUsage, "%s: aborted (ncclCommAbort) during the ACCL_CHECK_COLLECTIVES exchange", call);
   std::string what = rasFmt("%s (ACCL_CHECK_COLLECTIVES exchange)", call);
-  return comm->engine ? peerFailureOr(comm->engine->wait, what.c_str(), res) : res;
+  return comm->engine ? comm->engine->backend->peerFailureOr(what.c_str(), res) : res;
 }
 
 }  // namespace

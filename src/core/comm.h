@@ -11,9 +11,11 @@
 #include <thread>
 #include <vector>
 
+#include "core/backend_kind.h"
 #include "core/bootstrap.h"
 #include "core/comm_lifetime.h"
 #include "core/config.h"
+#include "transports/peer_info.h"
 #include "util/host_identity.h"
 #include "nccl.h"
 
@@ -21,22 +23,6 @@ namespace accl {
 
 class CommEngine;
 struct GrowTicket;  // core/comm_grow.h
-
-enum class Backend { Host, Cuda };
-
-const char* backendName(Backend b);
-
-// What every rank tells every other rank during init (exchanged with one allGather).
-struct PeerInfo {
-  int rank;
-  int version;      // NCCL_VERSION_CODE of the library the rank runs
-  int cudaDev;      // device the rank was created for (a label on the host backend)
-  int backend;      // Backend as int: all ranks must agree
-  uint64_t hostHash;  // same value <=> same node (NCCL_HOSTID overrides the host identity)
-  uint64_t pidHash;   // same value <=> same process
-  int pid;            // process id (meaningful between ranks of one node)
-  ProcessPlace place;  // kernel, PID namespace and host name: who can share memory (transports/shm)
-};
 
 // Node layout derived from the peers' host hashes. Nodes are numbered by their lowest rank.
 struct NodeLayout {

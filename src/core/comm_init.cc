@@ -75,6 +75,10 @@ ncclResult_t initJobSteps(ncclComm* comm, const std::vector<ncclUniqueId>& ids) 
   me.version = NCCL_VERSION_CODE;
   me.cudaDev = comm->cudaDev;
   me.backend = (int)comm->backend;
+  me.busId = comm->backend == Backend::Cuda ? cudaDeviceBusId(comm->cudaDev) : -1;
+  // The CUDA backend's kernels reach only device or device-mapped memory: its connections must
+  // come from the GPU transports (transports/p2p/cuda_p2p, transports/shm/cuda_shm).
+  me.gpuFifos = comm->backend == Backend::Cuda ? 1 : 0;
   me.hostHash = hostHash();
   me.pidHash = pidHash();
   me.pid = getpid();

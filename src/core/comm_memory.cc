@@ -17,6 +17,7 @@ uint64_t vectorBytes(const std::vector<T>& v) {
 
 uint64_t engineTableBytes(const CommEngine& e) {
   uint64_t bytes = sizeof(CommEngine) + vectorBytes(e.channels);
+  if (e.backend) bytes += e.backend->objectBytes();
   for (const ChannelPeers& ch : e.channels) bytes += vectorBytes(ch.ringRanks);
   if (e.tuner) bytes += sizeof(Tuner);
   return bytes;
@@ -34,11 +35,8 @@ uint64_t bootstrapTableBytes(const Bootstrap& b) {
 void releaseRebuildable(CommEngine& e) {
   e.conns.releaseAll();
   for (ChannelPeers& ch : e.channels) ch.ringConnected = ch.treeConnected = false;
-  std::vector<char>().swap(e.oneShotScratch);
-  std::vector<P2pWork>().swap(e.oneShotWorks);
-  e.scratchBytes = 0;
-  e.plan = Plan{};
-  e.planBytes = 0;
+  e.backend->releaseScratch();
+  e.plans.releaseIdle();
 }
 
 }  // namespace
@@ -53,8 +51,8 @@ void measureCommMemory(const ncclComm* comm, CommMemoryUsage* out) {
   out->fifoBytes = e->conns.ownedBytes();
   out->fifoMappedBytes = e->conns.mappedBytes();
   out->connections = e->conns.count();
-  out->scratchBytes = e->scratchBytes.load(std::memory_order_relaxed);
-  out->planBytes = e->planBytes.load(std::memory_order_relaxed);
+  out->scratchBytes = e->backend ? e->backend->scratchBytes() : 0;
+  out->planBytes = e->plans.bytes();
   out->suspended = e->gate.suspended();
 }
 
@@ -76,6 +74,8 @@ ncclResult_t checkNotSuspended(const char* call, const ncclComm* comm) {
 
 ncclResult_t suspendComm(ncclComm* comm) {
   CommEngine& e = *comm->engine;
+  // Launches still in flight on an asynchronous backend hold plans and scratch: let them end.
+  ACCL_CHECK(e.backend->wait());
   CommMemoryUsage before;
   measureCommMemory(comm, &before);
   ACCL_CHECK(e.gate.suspend("ncclCommSuspend", [&] { releaseRebuildable(e); }));

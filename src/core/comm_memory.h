@@ -6,8 +6,10 @@
 //         connection's region (heap between threads, a memfd between processes) and the sender
 //         maps it, so a region is counted once, by its owner. The peers' regions this rank maps to
 //         send into are reported apart (fifoMappedBytes) and are not in the totals.
-//       - scratch: the host one-round all-reduce's buffer (n+1 vectors) and its transfer list;
-//       - plan: the storage of the reused launch plan (per-channel work lists).
+//       - scratch: what the backend keeps between launches (host: the one-round all-reduce's
+//         buffer of n+1 vectors and its transfer list);
+//       - plan: the storage of the communicator's plans (core/plan_pool.h: each launch has its
+//         own, recycled when it completes; per-channel work lists).
 //   persistent (ncclStatGpuMemPersist)  what lives as long as the communicator: the communicator
 //       object and its peer table, the engine (channels, ring/tree tables, choice cache), the
 //       tuner object, and the bootstrap's tables.
@@ -37,7 +39,7 @@ struct CommMemoryUsage {
   // Releasable.
   uint64_t fifoBytes = 0;     // regions of the connections this rank receives on (it owns them)
   uint64_t scratchBytes = 0;  // one-round all-reduce scratch and transfer list
-  uint64_t planBytes = 0;     // the reused launch plan
+  uint64_t planBytes = 0;     // the plans, idle and in flight (core/plan_pool.h)
   // Persistent.
   uint64_t commBytes = 0;       // the communicator object, its peer table and node layout
   uint64_t engineBytes = 0;     // engine, channel tables, tuner object
@@ -55,7 +57,7 @@ struct CommMemoryUsage {
 // Measures what `comm` holds now. Safe while another thread runs an operation on the comm.
 void measureCommMemory(const ncclComm* comm, CommMemoryUsage* out);
 
-// Bytes held by a plan's work lists (their capacity, which launches reuse).
+// Bytes held by a plan's work lists (their capacity, which later launches reuse).
 uint64_t planStorageBytes(const Plan& plan);
 
 // Fails with ncclInvalidUsage, naming `call`, when the comm is suspended (enqueue's check).

@@ -1,27 +1,39 @@
-// Connection setup over the bootstrap: the receiver creates the region and sends its blob; the
-// sender attaches, proves the region is the peer's (its token) and acks; the receiver then drops the
-// region's name (shm). A pair that no transport can serve fails on both ends, naming both ranks.
+// Connection setup over the bootstrap (see transports/transport.h): both ends of every pair set
+// up their side and send a blob; each connects with the peer's blob (attaching and proving the
+// peer's memory) and acks; after the peer's ack each end drops names others could attach by. A
+// pair that no transport can serve fails on both ends, naming both ranks.
 #include "core/connections.h"
 
-#include <unistd.h>
+#include <sched.h>
 
 #include <atomic>
 #include <cstring>
-
-#include "device/host/host_wait.h"
+#include <string>
 
 #include "core/comm.h"
-#include "transports/region_proof.h"
-#include "util/host_identity.h"
+#include "core/engine.h"
+#include "core/liveness.h"
+#include "backend/host/host_wait.h"
+#include "transports/net/net_context.h"
 #include "util/check.h"
+#include "util/host_identity.h"
 #include "util/log.h"
 #include "util/params.h"
+#include "util/time.h"
 
 namespace accl {
 namespace {
 
-constexpr int kConnBlobTag = 0x20000000;  // + channel
-constexpr int kConnAckTag = 0x28000000;   // + channel
+// Bootstrap tags (+ channel): a pair connected in both directions exchanges one blob and one ack
+// per end, told apart by the end that sent them.
+constexpr int kRecvEndBlobTag = 0x20000000;
+constexpr int kSendEndBlobTag = 0x21000000;
+constexpr int kRecvEndAckTag = 0x28000000;
+constexpr int kSendEndAckTag = 0x29000000;
+
+int blobTag(ConnSide from, int channel) { return (from == ConnSide::kSend ? kSendEndBlobTag : kRecvEndBlobTag) + channel; }
+int ackTag(ConnSide from, int channel) { return (from == ConnSide::kSend ? kSendEndAckTag : kRecvEndAckTag) + channel; }
+ConnSide peerSideOf(ConnSide side) { return side == ConnSide::kSend ? ConnSide::kRecv : ConnSide::kSend; }
 
 bool contains(const std::vector<int>& v, int x) {
   for (int y : v)
@@ -31,26 +43,50 @@ bool contains(const std::vector<int>& v, int x) {
 
 // The first transport (in order of preference) that can serve this rank and `peer`, or an error
 // naming both ranks and why not. Symmetric: both ends compute the same answer.
-ncclResult_t pickTransport(ncclComm* comm, int peer, int channel, int* index) {
-  int nTransports = 0;
-  const Transport* const* transports = hostTransports(&nTransports);
+ncclResult_t chooseTransport(ncclComm* comm, int peer, int channel, int* index) {
   const PeerInfo& self = comm->peers[comm->rank];
   const PeerInfo& other = comm->peers[peer];
-  for (int t = 0; t < nTransports; ++t)
-    if (transports[t]->canConnect(self, other)) {
-      *index = t;
-      return ncclSuccess;
-    }
+  *index = pickTransport(self, other);
+  if (*index >= 0) return ncclSuccess;
   std::string why;
   canShareMemory(self.place, other.place, &why);
   return fail(ncclSystemError,
               "rank %d (host %.64s, pid %d, pid namespace %llu) cannot share memory with rank %d (host %.64s, pid "
-              "%d, pid namespace %llu): %s; no network transport is available yet, so channel %d cannot connect them",
+              "%d, pid namespace %llu): %s; the network serves only ranks of different nodes (NCCL_HOSTID) or "
+              "NCCL_P2P_DISABLE=1 with NCCL_SHM_DISABLE=1, so channel %d cannot connect them",
               comm->rank, self.place.hostname, self.place.pid, (unsigned long long)self.place.pidNsInode, peer,
               other.place.hostname, other.place.pid, (unsigned long long)other.place.pidNsInode, why.c_str(), channel);
 }
 
+// One end being connected.
+struct PendingEnd {
+  std::unique_ptr<Connection> conn;
+  int transport = -1;  // index in the registry
+  ConnSetup setup;
+  ConnBlob peerBlob;
+  bool connected = false;
+};
+
+// Whether the blob a peer sent for the other end of this connection is one: ours, from that
+// peer's other end, made with the transport both ends chose.
+ncclResult_t checkEnvelope(ncclComm* comm, const PendingEnd& e) {
+  const ConnBlob& b = e.peerBlob;
+  const ConnSide expectSide = peerSideOf(e.conn->side);
+  if (b.magic == ConnBlob::kMagic && b.transport == static_cast<uint32_t>(e.transport) &&
+      b.side == static_cast<uint32_t>(expectSide) && b.rank == e.conn->peer)
+    return ncclSuccess;
+  return fail(ncclSystemError,
+              "rank %d: the connection blob from rank %d on channel %d is malformed (magic 0x%x, transport %u where %d "
+              "was expected, side %u where %u (%s) was expected, rank %d)",
+              comm->rank, e.conn->peer, e.conn->channel, b.magic, b.transport, e.transport, b.side,
+              static_cast<uint32_t>(expectSide), connSideName(expectSide), b.rank);
+}
+
 }  // namespace
+
+Connection::~Connection() {
+  if (transport && resources) transport->side(side).free(this);
+}
 
 FifoLayout ConnectionTable::hostLayout() {
   int64_t buff = paramInt("NCCL_BUFFSIZE");
@@ -65,16 +101,22 @@ FifoLayout ConnectionTable::hostLayout() {
   return layout;
 }
 
+ConnectionTable::ConnectionTable() = default;
+
 ConnectionTable::~ConnectionTable() { releaseAll(); }
 
 void ConnectionTable::releaseAll() {
-  for (auto& [key, conn] : conns_) {
-    FifoCtrl* ctrl = conn->view.ctrl;
-    std::atomic_ref<uint32_t>(ctrl->closed).store(1, std::memory_order_release);
-    futexWakeWord(counterWord(ctrl->tail));
-    futexWakeWord(counterWord(ctrl->head));
-  }
-  conns_.clear();
+  // The network's senders first hand over what their Prims already published; then nothing
+  // progresses the ends any more.
+  if (net_) net_->drainAndStopProxy();
+  // Close everything first, so that no peer waits on a connection of ours while others are freed.
+  for (auto& [key, conn] : conns_)
+    for (FifoCounter* c : {conn->view.tail, conn->view.head}) {
+      if (c == nullptr) continue;
+      std::atomic_ref<uint32_t>(c->closed).store(1, std::memory_order_release);
+      futexWakeWord(counterWord(c->value));
+    }
+  conns_.clear();  // each Connection frees itself through its transport
   ownedBytes_ = 0;
   mappedBytes_ = 0;
   count_ = 0;
@@ -83,6 +125,17 @@ void ConnectionTable::releaseAll() {
 Connection* ConnectionTable::find(int channel, int peer, bool isSend) {
   auto it = conns_.find({channel, peer, isSend});
   return it == conns_.end() ? nullptr : it->second.get();
+}
+
+NetContext* ConnectionTable::netContext(ncclComm* comm) {
+  if (!net_) {
+    net_ = std::make_unique<NetContext>(
+        NetChoice{comm->config.netName, comm->commHash, comm->config.base.trafficClass}, comm->rank);
+    net_->setFailureHook([comm](int peer, const std::string& detail) {
+      if (comm->engine) livenessReportLinkLost(comm->engine->health.get(), peer, detail);
+    });
+  }
+  return net_.get();
 }
 
 ncclResult_t ConnectionTable::connect(ncclComm* comm, int channel, const FifoLayout& layout,
@@ -95,72 +148,96 @@ ncclResult_t ConnectionTable::connect(ncclComm* comm, int channel, const FifoLay
   if (newSend.empty() && newRecv.empty()) return ncclSuccess;
 
   const PeerInfo& self = comm->peers[comm->rank];
-  int nTransports = 0;
-  const Transport* const* transports = hostTransports(&nTransports);
+  netContext(comm);
 
   // 0. Both ends of a pair reach the same verdict from the same PeerInfo, so a pair no transport
   //    can serve fails on both sides here, before either waits for the other.
   for (const std::vector<int>* peers : {&newRecv, &newSend})
     for (int p : *peers) {
       int t = 0;
-      ACCL_CHECK(pickTransport(comm, p, channel, &t));
+      ACCL_CHECK(chooseTransport(comm, p, channel, &t));
     }
 
-  // 1. Receiver side: create every region, stamp it with a fresh token and send its blob.
-  for (int p : newRecv) {
-    const PeerInfo& peer = comm->peers[p];
-    int t = 0;
-    ACCL_CHECK(pickTransport(comm, p, channel, &t));
-    auto conn = std::make_unique<Connection>();
-    ConnBlob blob;
-    std::memset(&blob, 0, sizeof(blob));
-    blob.magic = ConnBlob::kMagic;
-    blob.transport = static_cast<uint32_t>(t);
-    blob.layout = layout;
-    ACCL_CHECK(transports[t]->setupRecv(layout, &conn->region, &blob));
-    stampRegion(conn->region.get(), comm->rank, p, channel, &blob);
-    conn->transport = transports[t];
-    conn->view = makeFifoView(conn->region->base(), layout);
-    conn->peerPid = peer.pidHash == self.pidHash ? 0 : peer.pid;
-    conn->bytes = blob.bytes;
-    ACCL_CHECK(comm->bootstrap->send(p, kConnBlobTag + channel, &blob, sizeof(blob)));
-    ACCL_INFO(ACCL_LOG_INIT | ACCL_LOG_SHM, "Channel %02d : %d[%d] -> %d[%d] via %s", channel, p, peer.cudaDev,
-              comm->rank, self.cudaDev, transports[t]->name);
-    ownedBytes_ += conn->bytes;
-    count_++;
-    conns_[{channel, p, false}] = std::move(conn);
+  // 1. Every new end sets up its side and sends its blob. (Receiving ends first: the order a
+  //    peer's blobs leave in does not matter, the tags tell them apart.)
+  std::vector<PendingEnd> pending;
+  for (ConnSide side : {ConnSide::kRecv, ConnSide::kSend})
+    for (int p : side == ConnSide::kSend ? newSend : newRecv) {
+      int t = 0;
+      ACCL_CHECK(chooseTransport(comm, p, channel, &t));
+      const PeerInfo& peer = comm->peers[p];
+      PendingEnd e;
+      e.conn = std::make_unique<Connection>();
+      e.conn->side = side;
+      e.conn->peer = p;
+      e.conn->channel = channel;
+      e.transport = t;
+      // A pid means something only inside one kernel and PID namespace (host_wait.h checks it).
+      const bool pidVisible = peer.pidHash != self.pidHash && canShareMemory(self.place, peer.place, nullptr);
+      e.conn->peerPid = pidVisible ? peer.pid : 0;
+      e.setup = ConnSetup{comm, &self, &peer, channel, layout, net_.get()};
+      ConnBlob blob;
+      std::memset(&blob, 0, sizeof(blob));
+      blob.magic = ConnBlob::kMagic;
+      blob.transport = static_cast<uint32_t>(t);
+      blob.side = static_cast<uint32_t>(side);
+      blob.rank = comm->rank;
+      blob.layout = layout;
+      const Transport* transport = transportAt(t);
+      ACCL_CHECK(transport->side(side).setup(e.setup, e.conn.get(), &blob));
+      e.conn->transport = transport;  // from here on the Connection frees what setup made
+      ACCL_CHECK(comm->bootstrap->send(p, blobTag(side, channel), &blob, sizeof(blob)));
+      if (side == ConnSide::kRecv)
+        ACCL_INFO(ACCL_LOG_INIT | ACCL_LOG_SHM, "Channel %02d : %d[%d] -> %d[%d] via %s", channel, p, peer.cudaDev,
+                  comm->rank, self.cudaDev, transport->name);
+      pending.push_back(std::move(e));
+    }
+
+  // 2. Each end takes its peer's blob and connects; a transport may need several calls.
+  for (PendingEnd& e : pending) {
+    const ConnSide from = peerSideOf(e.conn->side);
+    ACCL_CHECK(comm->bootstrap->recv(e.conn->peer, blobTag(from, channel), &e.peerBlob, sizeof(e.peerBlob)));
+    ACCL_CHECK(checkEnvelope(comm, e));
+    if (e.conn->side == ConnSide::kSend) e.setup.layout = e.peerBlob.layout;  // the receiver's FIFO rules
   }
-  // 2. Sender side: attach to each peer's region, prove it is the peer's, and ack.
-  for (int p : newSend) {
-    ConnBlob blob;
-    ACCL_CHECK(comm->bootstrap->recv(p, kConnBlobTag + channel, &blob, sizeof(blob)));
-    int expected = 0;
-    ACCL_CHECK(pickTransport(comm, p, channel, &expected));
-    if (blob.magic != ConnBlob::kMagic || blob.transport != static_cast<uint32_t>(expected) ||
-        blob.ownerRank != p || blob.bytes != kRegionHeaderBytes + blob.layout.totalBytes())
-      return fail(ncclSystemError,
-                  "rank %d: the connection blob from rank %d on channel %d is malformed (magic 0x%x, transport %u "
-                  "where %d was expected, owner rank %d, %llu bytes)",
-                  comm->rank, p, channel, blob.magic, blob.transport, expected, blob.ownerRank,
-                  (unsigned long long)blob.bytes);
-    auto conn = std::make_unique<Connection>();
-    conn->transport = transports[blob.transport];
-    ACCL_CHECK(attachPeerRegion(conn->transport, blob, comm->rank, p, channel, &conn->region));
-    conn->view = makeFifoView(conn->region->base(), blob.layout);
-    const PeerInfo& peer = comm->peers[p];
-    conn->peerPid = peer.pidHash == self.pidHash ? 0 : peer.pid;
-    conn->bytes = blob.bytes;
-    mappedBytes_ += conn->bytes;
-    count_++;
-    conns_[{channel, p, true}] = std::move(conn);
-    const char ack = 1;
-    ACCL_CHECK(comm->bootstrap->send(p, kConnAckTag + channel, &ack, 1));
+  int64_t timeoutMs = paramInt("ACCL_BOOTSTRAP_TIMEOUT_MS");
+  if (timeoutMs <= 0) timeoutMs = 120000;
+  const int64_t start = nowMs();
+  for (size_t left = pending.size(); left > 0;) {
+    for (PendingEnd& e : pending) {
+      if (e.connected) continue;
+      ncclResult_t res = e.conn->transport->side(e.conn->side).connect(e.setup, e.peerBlob, e.conn.get());
+      if (res == ncclInProgress) continue;
+      ACCL_CHECK(res);
+      e.connected = true;
+      --left;
+    }
+    if (left == 0) break;
+    if (comm->abortFlag.load(std::memory_order_relaxed))
+      return fail(ncclInvalidUsage, "rank %d: connection setup on channel %d aborted (ncclCommAbort)", comm->rank,
+                  channel);
+    if (nowMs() - start > timeoutMs)
+      return fail(ncclSystemError, "rank %d: %zu connection(s) on channel %d did not complete within %lld ms "
+                  "(ACCL_BOOTSTRAP_TIMEOUT_MS)", comm->rank, left, channel, static_cast<long long>(timeoutMs));
+    sched_yield();
   }
-  // 3. Receiver side: once attached, the region no longer needs a name.
-  for (int p : newRecv) {
-    char ack = 0;
-    ACCL_CHECK(comm->bootstrap->recv(p, kConnAckTag + channel, &ack, 1));
-    find(channel, p, false)->region->finish();
+
+  // 3. Acks: once the peer has connected, nobody else may attach to what this end made.
+  const char ack = 1;
+  for (PendingEnd& e : pending)
+    ACCL_CHECK(comm->bootstrap->send(e.conn->peer, ackTag(e.conn->side, channel), &ack, 1));
+  for (PendingEnd& e : pending) {
+    char got = 0;
+    ACCL_CHECK(comm->bootstrap->recv(e.conn->peer, ackTag(peerSideOf(e.conn->side), channel), &got, 1));
+    const TransportSide& side = e.conn->transport->side(e.conn->side);
+    if (side.finish) side.finish(e.conn.get());
+  }
+  for (PendingEnd& e : pending) {
+    ownedBytes_ += e.conn->ownedBytes;
+    mappedBytes_ += e.conn->mappedBytes;
+    count_++;
+    const bool isSend = e.conn->side == ConnSide::kSend;
+    conns_[{channel, e.conn->peer, isSend}] = std::move(e.conn);
   }
   return ncclSuccess;
 }

@@ -18,17 +18,25 @@ struct ncclComm;
 
 namespace accl {
 
-struct Connection {
-  std::unique_ptr<ConnRegion> region;
-  uint64_t bytes = 0;  // size of the region
-  FifoView view;
-  const Transport* transport = nullptr;
+class NetContext;
+
+// One end of one connection of this rank: the transport's end (view, resources, bytes) and who
+// is at the other end.
+struct Connection : ConnEnd {
+  Connection() = default;
+  Connection(const Connection&) = delete;
+  Connection& operator=(const Connection&) = delete;
+  // Frees the end through its transport (if set up).
+  ~Connection();
+
+  int peer = -1;
+  int channel = 0;
   int peerPid = 0;  // 0 when the peer is in this process
 };
 
 class ConnectionTable {
  public:
-  ConnectionTable() = default;
+  ConnectionTable();  // out of line: NetContext is complete only in the .cc
   // Marks every connection closed (waking a peer that sleeps on it) before releasing it.
   ~ConnectionTable();
   ConnectionTable(const ConnectionTable&) = delete;
@@ -40,17 +48,23 @@ class ConnectionTable {
   // Connects this rank to `sendPeers` (as sender) and `recvPeers` (as receiver) on `channel`,
   // skipping pairs already connected. The peers must make the mirror call (a peer in my
   // sendPeers has me in its recvPeers) at about the same time; the blobs travel over bootstrap.
+  // Both ends of each pair set up, exchange blobs, connect and ack (transports/transport.h).
   ncclResult_t connect(ncclComm* comm, int channel, const FifoLayout& layout, const std::vector<int>& sendPeers,
                        const std::vector<int>& recvPeers);
 
-  // Closes and drops every connection (the destructor's work, for ncclCommSuspend); the next
-  // connect() rebuilds them.
+  // The communicator's network state, made here on first use (by connect() or by init, which
+  // sets its device matcher and reads its device's speed for the tuner).
+  NetContext* netContext(ncclComm* comm);
+
+  // Closes every connection (marks both of its counters closed, waking a peer that sleeps on
+  // them), then frees them through their transports (the destructor's work, for
+  // ncclCommSuspend); the next connect() rebuilds them.
   void releaseAll();
 
-  // Bytes of the regions this rank allocated: the FIFOs of the connections it receives on (the
-  // receiver owns a connection's memory).
+  // Bytes this rank allocated for its connections: the FIFOs it receives on (slots and tail) and
+  // the head counters of those it sends on.
   uint64_t ownedBytes() const { return ownedBytes_.load(std::memory_order_relaxed); }
-  // Bytes of peers' regions this rank maps to send into (the peers' memory, not this rank's).
+  // Bytes of peers' memory this rank maps (their FIFOs it sends into, their heads it releases).
   uint64_t mappedBytes() const { return mappedBytes_.load(std::memory_order_relaxed); }
   // Connections held (both directions).
   int count() const { return count_.load(std::memory_order_relaxed); }
@@ -60,6 +74,9 @@ class ConnectionTable {
   static FifoLayout hostLayout();
 
  private:
+  // The network state (NetDevice, proxy thread) of the net connections, made on first connect;
+  // declared before conns_ so that it outlives them.
+  std::unique_ptr<NetContext> net_;
   std::map<std::tuple<int, int, bool>, std::unique_ptr<Connection>> conns_;
   // Kept as atomics so ncclCommMemStats may read them while another thread connects.
   std::atomic<uint64_t> ownedBytes_{0};

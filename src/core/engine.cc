@@ -1,4 +1,4 @@
-// CommEngine construction and lazy ring/tree connection.
+// CommEngine construction (backend, channels, tuner) and lazy ring/tree connection.
 #include "core/engine.h"
 
 #include <algorithm>
@@ -7,7 +7,6 @@
 #include "core/tree_builder.h"
 #include "util/check.h"
 #include "util/log.h"
-#include "util/params.h"
 
 namespace accl {
 
@@ -18,20 +17,11 @@ CommEngine::CommEngine(ncclComm* c) : comm(c), redOps(c) {}
 ncclResult_t CommEngine::create(ncclComm* comm, std::unique_ptr<CommEngine>* out) {
   auto engine = std::make_unique<CommEngine>(comm);
   ACCL_CHECK(algoProtoFilterFromEnv(&engine->filter));
-  engine->layout = ConnectionTable::hostLayout();
-  // Host backend: channels are threads, so one is the default (ranks often outnumber cores);
-  // NCCL_MIN_NCHANNELS / NCCL_MAX_NCHANNELS and the config's CTA bounds move it.
-  int64_t minCh = paramInt("NCCL_MIN_NCHANNELS");
-  int64_t maxCh = paramInt("NCCL_MAX_NCHANNELS");
-  int n = 1;
-  if (minCh > n) n = static_cast<int>(minCh);
-  if (comm->config.base.minCTAs > n) n = comm->config.base.minCTAs;
-  if (maxCh > 0 && n > maxCh) n = static_cast<int>(maxCh);
-  if (n > comm->config.base.maxCTAs) n = comm->config.base.maxCTAs;
-  if (n > kMaxHostChannels) n = kMaxHostChannels;
-  if (n < 1) n = 1;
+  ACCL_CHECK(createBackend(comm, engine.get(), &engine->backend));
+  CommBackend& backend = *engine->backend;
+  engine->layout = backend.fifoLayout();
+  const int n = std::clamp(backend.channelCount(*comm), 1, kMaxChannels);
   engine->nChannels = n;
-  engine->wait = hostWaitPolicy(&comm->abortFlag, comm->layout.localRanks * n);
   engine->channels.resize(n);
   for (int c = 0; c < n; ++c) {
     ChannelPeers& ch = engine->channels[c];
@@ -40,14 +30,20 @@ ncclResult_t CommEngine::create(ncclComm* comm, std::unique_ptr<CommEngine>* out
     ch.ringIndex = comm->rank;
     ch.tree = buildTreeView(comm->layout.nodeOfRank, comm->rank, c % 2);
   }
+  ACCL_CHECK(backend.start());
   if (comm->rank == 0)
-    ACCL_INFO(ACCL_LOG_INIT, "comm %p nRanks %d nNodes %d: %d channel(s), ring order = rank order", (void*)comm,
-              comm->nranks, comm->layout.nNodes, n);
+    ACCL_INFO(ACCL_LOG_INIT, "comm %p nRanks %d nNodes %d: %d channel(s), ring order = rank order, %s backend",
+              (void*)comm, comm->nranks, comm->layout.nNodes, n, backend.name());
   ACCL_CHECK(createEngineTuner(comm, engine.get()));
   const TreeView& t = engine->channels[0].tree;
   ACCL_INFO(ACCL_LOG_INIT, "Trees [0] %d/%d/%d->%d->%d", t.down[0], t.down[1], t.down[2], comm->rank, t.up);
   *out = std::move(engine);
   return ncclSuccess;
+}
+
+void CommEngine::attachHealth(std::shared_ptr<const CommHealth> h) {
+  health = h;
+  backend->attachHealth(std::move(h), &collOpCount, comm->rank);
 }
 
 ncclResult_t CommEngine::ensureRing(int channel) {

@@ -1,6 +1,8 @@
 // CommEngine: what a communicator needs to run collectives, created at the end of init —
-// per-channel peers (ring order, tree), the connection table, user reduction ops, the wait
-// policy, and the worker threads that run channels 1..n-1 (channel 0 runs on the caller).
+// per-channel peers (ring order, tree), the connection table, user reduction ops, the tuner, the
+// communicator's plans (one per launch, core/plan_pool.h) and its backend (core/backend.h), which
+// runs those plans. Everything here is backend-neutral; what only one backend needs (the host
+// backend's wait policy, channel threads and scratch) is that backend's state.
 #pragma once
 
 #include <atomic>
@@ -9,12 +11,13 @@
 #include <vector>
 
 #include "algos/topology_view.h"
-#include "core/channel_workers.h"
+#include "core/backend.h"
 #include "core/connections.h"
+#include "core/peer_failure.h"
 #include "core/plan.h"
+#include "core/plan_pool.h"
 #include "core/red_op_registry.h"
 #include "core/suspend_gate.h"
-#include "device/host/host_wait.h"
 #include "nccl.h"
 #include "tuner/algo_proto_filter.h"
 #include "tuner/tuner.h"
@@ -23,7 +26,8 @@ struct ncclComm;
 
 namespace accl {
 
-constexpr int kMaxHostChannels = 16;
+// Most channels a communicator uses (plans and channel tables are sized by it).
+constexpr int kMaxChannels = 16;
 
 struct ChannelPeers {
   std::vector<int> ringRanks;  // rank at each ring position
@@ -39,7 +43,8 @@ class CommEngine {
  public:
   explicit CommEngine(ncclComm* comm);
 
-  // Builds the channels from the node layout; connections are made on first use.
+  // Creates the backend, builds the channels from the node layout and the tuner; connections
+  // are made on first use.
   static ncclResult_t create(ncclComm* comm, std::unique_ptr<CommEngine>* out);
 
   // Connects the ring / tree of `channel` if that has not happened yet (collective: every rank
@@ -47,13 +52,15 @@ class CommEngine {
   ncclResult_t ensureRing(int channel);
   ncclResult_t ensureTree(int channel);
 
+  // Hands the communicator's failure record to the engine and its backend (core/liveness.cc).
+  void attachHealth(std::shared_ptr<const CommHealth> h);
+
   ncclComm* comm;
   int nChannels = 1;
   std::vector<ChannelPeers> channels;
   ConnectionTable conns;
-  FifoLayout layout;  // of the connections this rank receives on (NCCL_BUFFSIZE, NCCL_LL_BUFFSIZE at init)
+  FifoLayout layout;  // of the connections this rank receives on (the backend's, at init)
   RedOpRegistry redOps;
-  WaitPolicy wait;
   AlgoProtoFilter filter;  // NCCL_ALGO / NCCL_PROTO, read once at init like NCCL
   std::unique_ptr<Tuner> tuner;  // picks algorithm / protocol / channels per collective
   // The last choices made, by (function, bytes): applications repeat the same sizes, and the
@@ -66,14 +73,12 @@ class CommEngine {
   CachedChoice choiceCache[64];
   ncclResult_t choose(FuncId func, size_t bytes, TunerChoice* out);
   uint64_t collOpCount = 0;  // collectives planned so far (the COLL log line's opCount)
-  ChannelWorkers workers;
-  Plan plan;  // reused by every launch of this communicator (one launch at a time)
-  std::vector<char> oneShotScratch;   // host one-round all-reduce: peers' vectors + accumulator
-  std::vector<P2pWork> oneShotWorks;  // its transfers
-  // Memory accounting (ncclCommMemStats, see core/comm_memory.h): bytes of the one-shot scratch
-  // and of the plan's storage, published by the launch that grew them.
-  std::atomic<uint64_t> scratchBytes{0};
-  std::atomic<uint64_t> planBytes{0};
+  std::shared_ptr<const CommHealth> health;  // liveness' failure record (null until attached)
+  // The plans of this communicator's launches; declared before the backend, which returns
+  // in-flight plans to it until it is destroyed.
+  PlanPool plans;
+  // Runs the plans. Destroyed before the connections it uses (declared after them).
+  std::unique_ptr<CommBackend> backend;
   SuspendGate gate;  // ncclCommSuspend / ncclCommResume, and the launches running now
 };
 

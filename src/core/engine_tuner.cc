@@ -7,7 +7,10 @@
 #include "core/comm.h"
 #include "core/engine.h"
 #include "topo/discover.h"
+#include "topo/nic_match.h"
+#include "transports/net/net_context.h"
 #include "tuner/host_model.h"
+#include "tuner/tuner_net.h"
 #include "tuner/tuner.h"
 #include "util/check.h"
 #include "util/log.h"
@@ -26,6 +29,57 @@ int largestNode(const NodeLayout& l) {
   std::vector<int> perNode(std::max(1, l.nNodes), 0);
   for (int node : l.nodeOfRank) ++perNode[node];
   return *std::max_element(perNode.begin(), perNode.end());
+}
+
+int currentNumaNode() {
+  unsigned cpu = 0, node = 0;
+  return getcpu(&cpu, &node) == 0 ? static_cast<int>(node) : -1;
+}
+
+// The network device's index among `all`: the NIC closest to this rank (its GPU on the CUDA
+// backend, else the NUMA node it runs on) in `system`, discovered here when null; -1: device 0.
+int closestNetDevice(std::shared_ptr<const TopoSystem> system, int gpuDev, int spread,
+                     const std::vector<NetProperties>& all) {
+  if (!system) {
+    std::unique_ptr<TopoSystem> found;
+    if (topoGetSystem(-1, &found) != ncclSuccess || !found) return -1;
+    system = std::move(found);
+  }
+  std::vector<NicCandidate> candidates;
+  for (const NetProperties& p : all) candidates.push_back({p.name, p.pciPath});
+  return topoClosestNic(*system, gpuDev, currentNumaNode(), spread, candidates).device;
+}
+
+// Multi-node communicators: picks the network device now (NetContext's matcher), and agrees with
+// every rank on the speed and latency the tuner's network term uses. A network that cannot be
+// created here leaves the figure unknown: the first connection reports it, as without this step.
+ncclResult_t agreeOnNetwork(ncclComm* comm, CommEngine* e, const std::shared_ptr<const TopoSystem>& system,
+                            TunerTopo* topo) {
+  NetContext* net = e->conns.netContext(comm);
+  const int gpuDev = comm->backend == Backend::Cuda ? comm->cudaDev : -1;
+  // Equally close NICs are shared out by GPU (CUDA) or by the rank's index on its node (host).
+  const int spread = gpuDev >= 0 ? gpuDev : comm->layout.localRank;
+  net->setDeviceMatcher([system, gpuDev, spread](const std::vector<NetProperties>& all) {
+    return closestNetDevice(system, gpuDev, spread, all);
+  });
+  if (topo->nNodes <= 1) return ncclSuccess;
+  std::vector<TunerNetInfo> all(comm->nranks);
+  NetDevice* device = nullptr;
+  if (net->device(&device) == ncclSuccess) {
+    const NetProperties& props = net->properties();
+    double topoGBps = 0;
+    if (system)
+      topoGBps = topoClosestNic(*system, gpuDev, currentNumaNode(), 0, {{props.name, props.pciPath}}).topoGBps;
+    all[comm->rank].speedMbps = static_cast<int32_t>(tunerNetGBps(props.speedMbps, topoGBps) * 8000.0 + 0.5);
+    all[comm->rank].latencyUs = props.latencyUs;
+  }
+  ACCL_CHECK(comm->bootstrap->allGather(all.data(), sizeof(TunerNetInfo)));
+  TunerNetInfo agreed = tunerNetAgreed(all);
+  tunerTopoSetNet(agreed, topo);
+  if (comm->rank == 0)
+    ACCL_INFO(ACCL_LOG_TUNING | ACCL_LOG_NET, "comm %p tuner: network %d Mbps (%.2f GB/s per node), latency %.1f us",
+              (void*)comm, agreed.speedMbps, topo->netGBps, topo->netLatencyUs);
+  return ncclSuccess;
 }
 
 }  // namespace
@@ -47,6 +101,7 @@ ncclResult_t createEngineTuner(ncclComm* comm, CommEngine* e) {
   topo.host = true;
   topo.ring.nChannels = e->nChannels;
   topo.tree.nChannels = e->nChannels;
+  ACCL_CHECK(agreeOnNetwork(comm, e, std::shared_ptr<const TopoSystem>(std::move(system)), &topo));
   model = std::make_unique<HostCostModel>(topo, e->nChannels, cpusAvailable(), loadHostCalibration());
   ACCL_CHECK(Tuner::create(topo, std::move(model), e->filter, comm->commHash, &e->tuner));
   if (comm->rank == 0)

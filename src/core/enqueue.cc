@@ -1,4 +1,5 @@
-// Enqueue: argument checks, the per-thread task list of a group, and plan construction.
+// Enqueue: argument checks, the per-thread task list of a group, plan construction, and the
+// hand-over of each communicator's plan to its backend.
 #include "core/enqueue.h"
 
 #include <algorithm>
@@ -17,8 +18,6 @@
 #include "core/liveness.h"
 #include "core/plan.h"
 #include "device/common/dtypes.h"
-#include "device/host/host_executor.h"
-#include "device/host/host_prims.h"
 #include "ras/op_batch.h"
 #include "util/check.h"
 #include "util/last_error.h"
@@ -76,7 +75,7 @@ int channelsFor(const CommEngine& e, const P2pCall& p) {
   CollCallConfig bounds;
   bounds.minChannels = p.minChannels;
   bounds.maxChannels = p.maxChannels;
-  return boundChannels(static_cast<int>(std::min<size_t>(want, kMaxHostChannels)), bounds, e.nChannels);
+  return boundChannels(static_cast<int>(std::min<size_t>(want, kMaxChannels)), bounds, e.nChannels);
 }
 
 // The whole operation's size as the tuner counts it (x nranks for AllGather / ReduceScatter).
@@ -147,7 +146,7 @@ ncclResult_t planColl(ncclComm* comm, const Task& t, Plan* plan) {
   // The one-round all-reduce exchanges whole vectors: always one channel.
   const int nCh = oneShot ? 1 : boundChannels(choice.nChannels, t.cfg, e.nChannels);
   logColl(comm, t, e.collOpCount++, choice, nCh);
-  const size_t chunk = HostPrims::chunkCapacity(e.layout, static_cast<ProtoId>(choice.proto), elem);
+  const size_t chunk = e.backend->chunkElems(static_cast<ProtoId>(choice.proto), elem);
   for (int ch = 0; ch < nCh; ++ch) {
     CollWork w{};
     w.func = c.func;
@@ -211,7 +210,7 @@ ncclResult_t planP2p(ncclComm* comm, const std::vector<const Task*>& batch, Plan
       w.recvbuff = p.recvbuff;
       w.chanOffset = p.count * ch / nCh;
       w.chanCount = p.count * (ch + 1) / nCh - w.chanOffset;
-      w.chunkElems = HostPrims::chunkCapacity(e.layout, kProtoSimple, elem);
+      w.chunkElems = e.backend->chunkElems(kProtoSimple, elem);
       perChannel[ch].push_back(w);
     }
     if (nCh > plan->nChannelsUsed) plan->nChannelsUsed = nCh;
@@ -226,14 +225,11 @@ ncclResult_t planP2p(ncclComm* comm, const std::vector<const Task*>& batch, Plan
   return ncclSuccess;
 }
 
+// Fills `plan` (fresh from the pool, empty) with the tasks' work items and streams.
 ncclResult_t buildPlan(ncclComm* comm, const std::vector<Task>& tasks, Plan* plan) {
-  // The plan object is reused call after call: clearing keeps its capacity (no allocation on
-  // the small-message path).
-  plan->channels.resize(comm->engine->nChannels);
-  for (auto& ch : plan->channels) ch.clear();
-  plan->nChannelsUsed = 0;
   std::vector<const Task*> batch;
   for (const Task& t : tasks) {
+    plan->addStream(t.isColl ? t.coll.stream : t.p2p.stream);
     if (!t.isColl) {
       batch.push_back(&t);
       continue;
@@ -244,6 +240,16 @@ ncclResult_t buildPlan(ncclComm* comm, const std::vector<Task>& tasks, Plan* pla
   }
   if (!batch.empty()) ACCL_CHECK(planP2p(comm, batch, plan));
   return ncclSuccess;
+}
+
+// Has the backend connect the peers of this launch's own plan and launch it. The backend gives
+// the plan back to the pool when the launch completes; a plan that never starts goes back here.
+ncclResult_t connectAndLaunch(CommEngine& e, std::unique_ptr<Plan> plan) {
+  e.plans.count(*plan);
+  ncclResult_t res = e.backend->connect(*plan);
+  if (res == ncclSuccess) return e.backend->launch(std::move(plan));
+  e.plans.recycle(std::move(plan));
+  return res;
 }
 
 // Runs one communicator's tasks; the caller holds the communicator.
@@ -262,10 +268,15 @@ ncclResult_t runComm(ncclComm* comm, const std::vector<Task>& tasks) {
   OpBatch batch(comm);
   for (const Task& t : tasks) t.isColl ? batch.addColl(t.coll) : batch.addP2p(t.p2p);
   ACCL_CHECK(batch.start());
-  Plan& plan = comm->engine->plan;
-  ACCL_CHECK(buildPlan(comm, tasks, &plan));
-  if (plan.nChannelsUsed == 0) return ncclSuccess;
-  ncclResult_t res = hostExecutePlan(*comm->engine, plan);
+  CommEngine& e = *comm->engine;
+  std::unique_ptr<Plan> plan = e.plans.acquire(e.nChannels);
+  ncclResult_t built = buildPlan(comm, tasks, plan.get());
+  if (built != ncclSuccess || plan->nChannelsUsed == 0) {
+    e.plans.recycle(std::move(plan));
+    return built;
+  }
+  ncclResult_t res = connectAndLaunch(e, std::move(plan));
+  if (res == ncclSuccess) return res;
   const int stop = comm->abortFlag.load();
   if (res != ncclSuccess && res != ncclInvalidUsage && stop != 0 && stop != kAbortByPeerFailure) {
     // An abort interrupted a wait that reports its own code (a connection handshake): say what
@@ -409,7 +420,9 @@ ncclResult_t launchGroupTasks() {
     result = runComm(tPending[0].comm, tPending[0].tasks);
   } else {
     // Several communicators from one thread (e.g. one thread driving every rank): each may wait
-    // on the others, so each runs on its own thread.
+    // on the others — connecting a plan is a handshake with the peers, and a blocking backend's
+    // launch (CommBackend::launchBlocks) runs the whole plan — so each runs on its own thread.
+    // (An asynchronous backend's launch returns once enqueued; its thread ends with it.)
     std::vector<ncclResult_t> results(count, ncclSuccess);
     std::vector<CommTasks>& pending = tPending;  // this thread's list (tPending is thread-local)
     std::vector<std::thread> threads;

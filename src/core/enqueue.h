@@ -1,8 +1,10 @@
 // Enqueue: the path from a collective or point-to-point call to execution. A call is checked
 // (communicator, type, op, root/peer, buffers, count) and becomes a task of the calling thread's
-// group; at the outermost group end the tasks of each communicator become a plan — per channel,
-// the work items with algorithm, protocol and chunk chosen — which the backend executes. On the
-// host backend the group end returns when all work is done.
+// group; at the outermost group end the tasks of each communicator become a plan of their own —
+// per channel, the work items with algorithm, protocol and chunk chosen, and the user's streams —
+// which the communicator's backend (core/backend.h) connects and launches. On the host backend
+// the group end returns when all work is done; an asynchronous backend returns once the work is
+// enqueued on the stream.
 #pragma once
 
 #include <cstddef>
@@ -24,6 +26,8 @@ struct CollCall {
   ncclRedOp_t op;  // ignored for Broadcast / AllGather
   int root;        // Broadcast / Reduce
   const ncclCollConfig_t* config = nullptr;  // the nccl*Config variants (core/coll_config.h); NULL: plain call
+  // The user's stream. The host backend ignores it (its launches finish before the call returns).
+  cudaStream_t stream = nullptr;
 };
 
 struct P2pCall {
@@ -37,6 +41,7 @@ struct P2pCall {
   // Channel bounds of a nccl*Config composition (AlltoAll / Gather / Scatter); 0: unset.
   int minChannels = 0;
   int maxChannels = 0;
+  cudaStream_t stream = nullptr;  // the user's stream (ignored by the host backend)
 };
 
 // Argument checks shared by every operation (and by the send/recv compositions): a datatype in
@@ -47,8 +52,8 @@ ncclResult_t checkCount(const char* call, size_t count, size_t multiplier, ncclD
 ncclResult_t enqueueColl(ncclComm* comm, const CollCall& call);
 ncclResult_t enqueueP2p(ncclComm* comm, const P2pCall& call);
 
-// Called by the outermost group end: builds and runs the plans of every communicator that got
-// tasks in this thread's group, then clears them.
+// Called by the outermost group end: builds and launches the plans of every communicator that
+// got tasks in this thread's group, then clears them.
 ncclResult_t launchGroupTasks();
 // Drops this thread's pending tasks (a call in the group failed).
 void discardGroupTasks();

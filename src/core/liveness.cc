@@ -1,10 +1,13 @@
 // The public face of liveness (see liveness.h); the service itself is in liveness_service.h.
 #include "core/liveness.h"
 
+#include <unistd.h>
+
 #include "core/comm.h"
 #include "core/engine.h"
 #include "core/liveness_service.h"
 #include "util/params.h"
+#include "util/time.h"
 
 namespace accl {
 
@@ -12,9 +15,7 @@ using liveness::Service;
 
 ncclResult_t livenessJoin(ncclComm* comm) {
   auto health = std::make_shared<CommHealth>(comm->rank);
-  comm->engine->wait.health = health;
-  comm->engine->wait.opCount = &comm->engine->collOpCount;
-  comm->engine->wait.rank = comm->rank;
+  comm->engine->attachHealth(health);  // every wait of the backend reports a recorded failure
   if (comm->nranks <= 1 || paramInt("ACCL_HEARTBEAT_INTERVAL_MS") <= 0) return ncclSuccess;
   return Service::get().join(comm, health);
 }
@@ -27,6 +28,14 @@ void livenessReportClosed(const CommHealth* health, int rank) {
 
 void livenessReportExited(const CommHealth* health, int rank) {
   if (health) Service::get().reportExited(health, rank);
+}
+
+void livenessReportLinkLost(const CommHealth* health, int rank, const std::string& detail) {
+  if (!health) return;
+  constexpr int64_t kVerdictGraceMs = 500;  // a killed peer's heartbeat connection closes as fast
+  const int64_t end = nowMs() + kVerdictGraceMs;
+  while (!health->failed() && nowMs() < end) usleep(1000);
+  if (!health->failed()) Service::get().reportLinkLost(health, rank, detail);
 }
 
 std::string livenessPeerStatus(const CommHealth* health, int rank) {

@@ -58,6 +58,12 @@ void livenessReportExited(const CommHealth* health, int rank);
 // neighbours fail in turn name `rank` too. Works in threads mode as well.
 void livenessReportClosed(const CommHealth* health, int rank);
 
+// A network connection with `rank` failed while both processes may live (a QP in error, a reset
+// stream): after a short grace for a heartbeat verdict that says more (its process exited), record
+// "link lost" naming `rank` and tell the other members; a member told that its own link failed
+// names the rank that saw it. No-op when `rank` left on purpose or a failure is recorded already.
+void livenessReportLinkLost(const CommHealth* health, int rank, const std::string& detail);
+
 // For messages and wait logs: "pid 4242 on host node7, last heartbeat 310 ms ago", "in this
 // process", or "" when unknown.
 std::string livenessPeerStatus(const CommHealth* health, int rank);

@@ -65,7 +65,9 @@ ncclResult_t Service::startLocked(const SocketAddress& bindAddr) {
   pid_ = getpid();
   char h[64] = {};
   gethostname(h, sizeof(h) - 1);
-  host_ = h;
+  // NCCL_HOSTID is the host's identity when set (e.g. namespaces sharing one hostname): name it first.
+  const std::string hostId = paramStr("NCCL_HOSTID");
+  host_ = hostId.empty() ? std::string(h) : hostId + "/" + h;
   lastBeatMs_ = lastLoopMs_ = nowMs();
   running_ = true;
   std::thread([this] { loop(); }).detach();
@@ -235,6 +237,24 @@ void Service::reportClosed(const CommHealth* health, int rank) {
   if (r->health->record(f)) onRecorded(*r, f, /*spread=*/true);
 }
 
+void Service::reportLinkLost(const CommHealth* health, int rank, const std::string& detail) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  Registration* r = findByHealth(health);
+  if (!r || rank < 0 || rank >= (int)r->members.size() || r->health->failed()) return;
+  drainAll();  // a LEAVE or FAILED that already arrived comes first
+  auto it = procs_.find(r->members[rank].token);
+  if (r->members[rank].left || r->health->failed() || it == procs_.end() || it->second.dead) return;
+  PeerFailure f;
+  f.rank = rank;
+  f.ranks = std::to_string(rank);
+  f.host = it->second.host;
+  f.pid = it->second.pid;
+  f.kind = PeerFailureKind::kLinkLost;
+  f.detectedBy = r->rank;
+  f.detail = detail;
+  if (r->health->record(f)) onRecorded(*r, f, /*spread=*/true);
+}
+
 std::string Service::peerStatus(const CommHealth* health, int rank) {
   std::lock_guard<std::mutex> lock(mutex_);
   Registration* r = findByHealth(health);
@@ -280,6 +300,14 @@ void Service::handleFrame(const Frame& f, Proc* from) {
       pf.silentMs = f.silentMs;
       pf.detectedBy = f.detectedBy;
       pf.detail = frameText(f.detail, sizeof(f.detail));
+      // A link fails at both ends: told that ours failed, we name the rank that saw it.
+      if (pf.kind == PeerFailureKind::kLinkLost && pf.rank >= 0 && pf.rank < (int)r.members.size() &&
+          r.members[pf.rank].token == token_ && from->token != token_) {
+        pf.rank = f.detectedBy;
+        pf.ranks = std::to_string(f.detectedBy);
+        pf.host = from->host;
+        pf.pid = from->pid;
+      }
       if (r.health->record(pf)) onRecorded(r, pf, /*spread=*/false);
     }
   }

@@ -122,6 +122,7 @@ class Service {
   void leave(ncclComm* comm);
   void reportExited(const CommHealth* health, int rank);
   void reportClosed(const CommHealth* health, int rank);
+  void reportLinkLost(const CommHealth* health, int rank, const std::string& detail);
   std::string peerStatus(const CommHealth* health, int rank);
 
  private:

@@ -1,6 +1,7 @@
 // The table of live memory windows (see window_registry.h).
 #include "core/window_registry.h"
 
+#include <cstdint>
 #include <memory>
 #include <mutex>
 #include <unordered_map>
@@ -52,6 +53,21 @@ ncclResult_t lookupWindow(const char* call, ncclComm* comm, ncclWindow_t win, Wi
   ACCL_CHECK(findLocked(call, comm, win, &w));
   *out = *w;
   return ncclSuccess;
+}
+
+bool findWindowCovering(ncclComm* comm, const void* ptr, size_t bytes, WindowInfo* out) {
+  const uintptr_t lo = reinterpret_cast<uintptr_t>(ptr);
+  if (ptr == nullptr || lo + bytes < lo) return false;
+  std::lock_guard<std::mutex> lock(gMutex);
+  for (const auto& [handle, w] : gWindows) {
+    const uintptr_t start = reinterpret_cast<uintptr_t>(w->buff);
+    if (w->comm != comm || w->buff == nullptr || lo < start || lo - start > w->size || lo - start + bytes > w->size ||
+        (bytes == 0 && lo - start == w->size))
+      continue;
+    if (out) *out = *w;
+    return true;
+  }
+  return false;
 }
 
 size_t liveWindowCount(ncclComm* comm) {

@@ -30,6 +30,10 @@ ncclResult_t deregisterWindow(const char* call, ncclComm* comm, ncclWindow_t win
 // device-pointer calls).
 ncclResult_t lookupWindow(const char* call, ncclComm* comm, ncclWindow_t win, WindowInfo* out);
 
+// Whether [ptr, ptr + bytes) lies inside one live window of comm (bytes 0: ptr inside one); *out
+// (optional) gets a copy. For a backend's zero-copy / symmetric paths; absent, it stages.
+bool findWindowCovering(ncclComm* comm, const void* ptr, size_t bytes, WindowInfo* out);
+
 // How many windows comm has registered and not deregistered.
 size_t liveWindowCount(ncclComm* comm);
 

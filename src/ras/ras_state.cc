@@ -65,7 +65,7 @@ void rasAddComm(ncclComm* comm) {
   rec->name = comm->config.commName;
   rec->checkCollectives = paramInt("ACCL_CHECK_COLLECTIVES") != 0;
   rec->addedNs = nowNs();
-  if (comm->engine) rec->health = comm->engine->wait.health;
+  if (comm->engine) rec->health = comm->engine->health;
   rec->peers.resize(comm->peers.size());
   if (comm->rank >= 0 && comm->rank < static_cast<int>(comm->peers.size())) {
     const PeerInfo& me = comm->peers[comm->rank];

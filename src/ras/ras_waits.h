@@ -1,5 +1,5 @@
 // The waits in progress, for accl-ras's "waiting for rank N": a host-backend wait that has
-// stopped spinning and sleeps (device/host/host_wait.cc) puts a note here for as long as it
+// stopped spinning and sleeps (backend/host/host_wait.cc) puts a note here for as long as it
 // sleeps; the status server lists the notes of a communicator.
 //
 // A note is keyed by an opaque pointer that identifies the communicator without this layer

@@ -18,9 +18,14 @@ std::string& errorText() {
   return text;
 }
 
+thread_local bool tKeepLastError = false;
+
 }  // namespace
 
+void keepLastErrorOnThisThread() { tKeepLastError = true; }
+
 void setLastError(const char* message) {
+  if (tKeepLastError) return;
   std::lock_guard<std::mutex> lock(errorMutex());
   errorText() = message ? message : "";
 }

@@ -8,6 +8,10 @@ namespace accl {
 // Replaces the stored message.
 void setLastError(const char* message);
 
+// For background threads (the network proxy): their warnings are no call's result, so from now
+// on setLastError does nothing on the calling thread.
+void keepLastErrorOnThisThread();
+
 // Returns a pointer to a per-thread copy of the stored message, valid until this thread's
 // next call. Never null; "" when no error was recorded.
 const char* lastErrorText();

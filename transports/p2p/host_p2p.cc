@@ -1,28 +1,40 @@
-// Host p2p transport: both ranks live in one process (threads), so the receiver's region is
-// ordinary heap memory and the sender uses its address directly. "One process" is proven, not
-// assumed: the blob carries a random token of the owner process, and the sender touches the
-// address only when that token is its own process's.
+// Host p2p transport: both ranks live in one process (threads), so each end's region is ordinary
+// heap memory and the peer uses its address directly. "One process" is proven, not assumed: the
+// blob carries a random token of the owner process, and the peer touches the address only when
+// that token is its own process's.
+#include "transports/p2p/host_p2p.h"
+
 #include <unistd.h>
 
 #include <atomic>
+#include <cstddef>
 #include <cstdlib>
 #include <cstring>
 #include <mutex>
+#include <string>
 #include <unordered_set>
 
-#include "core/comm.h"
-#include "transports/transport.h"
+#include "transports/mapped_ends.h"
 #include "util/check.h"
 #include "util/host_identity.h"
+#include "util/params.h"
 
 namespace accl {
 namespace {
 
-// Regions a sender may still attach to: from setupRecv until the receiver's finish() (the sender
-// acked) or release. A sender takes its reference only while the region is listed, under the same
-// lock the receiver takes to unlist it before dropping its own, so the memory is alive whenever it
-// is attached, and a region whose sender never attached (a failed or one-sided connect) is freed
-// by the receiver alone instead of waiting forever for a second release.
+// Every p2p allocation starts with one cache line holding the number of ends that hold it; the
+// region (header, then FIFO memory) follows.
+constexpr size_t kHoldersBytes = 64;
+
+std::atomic_ref<uint32_t> holders(void* regionStart) {
+  return std::atomic_ref<uint32_t>(*reinterpret_cast<uint32_t*>(static_cast<char*>(regionStart) - kHoldersBytes));
+}
+
+// Regions a peer may still attach to: from creation until the owner's finish() (the peer acked)
+// or release. A peer takes its hold only while the region is listed, under the same lock the
+// owner takes to unlist it before dropping its own, so the memory is alive whenever it is
+// attached, and a region nobody attached to (a failed or one-sided connect) is freed by its owner
+// alone instead of waiting forever for a second release.
 struct OpenRegions {
   std::mutex mu;
   std::unordered_set<uintptr_t> open;
@@ -32,24 +44,23 @@ OpenRegions& openRegions() {
   return *regions;
 }
 
-// Heap memory shared by the two ends: whichever end lets go last frees it (FifoCtrl::refs), so a
-// rank that destroys or aborts its communicator early never pulls memory from under its peer,
-// which instead sees FifoCtrl::closed and fails cleanly.
+// Heap memory shared by the two ends: whichever end lets go last frees it, so a rank that
+// destroys or aborts its communicator early never pulls memory from under its peer, which
+// instead sees the connection closed and fails cleanly.
 class SharedHeapRegion : public ConnRegion {
  public:
   SharedHeapRegion(void* start, bool owner) : owner_(owner) { start_ = start; }
   ~SharedHeapRegion() override {
     if (start_ == nullptr) return;
     if (owner_) unlist();
-    auto* ctrl = static_cast<FifoCtrl*>(base());
-    if (std::atomic_ref<uint32_t>(ctrl->refs).fetch_sub(1, std::memory_order_acq_rel) == 1) std::free(start_);
+    if (holders(start_).fetch_sub(1, std::memory_order_acq_rel) == 1) std::free(static_cast<char*>(start_) - kHoldersBytes);
   }
-  // The sender acked: it holds its reference, and nobody else may attach.
+  // The peer acked: it holds its reference, and nobody else may attach.
   void finish() override {
     if (owner_) unlist();
   }
-  // The region failed the sender's proof. connectSend only attaches to a listed (live) region of
-  // this process, and took a reference on it, so the destructor still drops that reference.
+  // The region failed the peer's proof. map() only attaches to a listed (live) region of this
+  // process, and took a hold on it, so the destructor still drops that hold.
   void abandon() override {}
 
  private:
@@ -75,38 +86,40 @@ uint64_t processToken() {
 }
 
 bool sameProcess(const PeerInfo& self, const PeerInfo& peer) {
-  return self.pidHash == peer.pidHash && self.place.bootHash == peer.place.bootHash &&
+  if (paramInt("NCCL_P2P_DISABLE") == 1) return false;  // as NCCL: local pairs then use shm (or net)
+  return self.pidHash == peer.pidHash && self.hostHash == peer.hostHash && self.place.bootHash == peer.place.bootHash &&
          self.place.pidNsInode == peer.place.pidNsInode && self.place.pidNsDev == peer.place.pidNsDev &&
          self.pid == peer.pid;
 }
 
-ncclResult_t setupRecv(const FifoLayout& layout, std::unique_ptr<ConnRegion>* region, ConnBlob* blob) {
-  size_t bytes = kRegionHeaderBytes + layout.totalBytes();
+ncclResult_t create(size_t bytes, std::unique_ptr<ConnRegion>* region, ConnBlob* blob) {
   void* p = nullptr;
-  if (posix_memalign(&p, 4096, bytes) != 0)
+  if (posix_memalign(&p, 4096, kHoldersBytes + bytes) != 0)
     return fail(ncclSystemError, "p2p transport: cannot allocate a %zu-byte connection buffer", bytes);
-  std::memset(p, 0, bytes);
-  static_cast<FifoCtrl*>(static_cast<void*>(static_cast<char*>(p) + kRegionHeaderBytes))->refs = 1;  // receiver
+  std::memset(p, 0, kHoldersBytes + bytes);
+  void* start = static_cast<char*>(p) + kHoldersBytes;
+  holders(start).store(1, std::memory_order_relaxed);  // the owner
   {
     OpenRegions& r = openRegions();
     std::lock_guard<std::mutex> lock(r.mu);
-    r.open.insert(reinterpret_cast<uintptr_t>(p));
+    r.open.insert(reinterpret_cast<uintptr_t>(start));
   }
-  region->reset(new SharedHeapRegion(p, /*owner=*/true));
-  blob->ownerPid = getpid();
-  blob->bytes = bytes;
-  blob->address = reinterpret_cast<uint64_t>(p);
-  blob->processToken = processToken();
+  region->reset(new SharedHeapRegion(start, /*owner=*/true));
+  P2pBlob mine{};
+  mine.address = reinterpret_cast<uint64_t>(start);
+  mine.processToken = processToken();
+  putBlobPayload(blob, mine);
   return ncclSuccess;
 }
 
-ncclResult_t connectSend(const ConnBlob& blob, std::unique_ptr<ConnRegion>* region) {
-  if (blob.processToken != processToken() || blob.ownerPid != getpid())
+ncclResult_t map(const ConnBlob& blob, const RegionRef& ref, std::unique_ptr<ConnRegion>* region) {
+  const P2pBlob theirs = blobPayload<P2pBlob>(blob);
+  if (theirs.processToken != processToken() || ref.ownerPid != getpid())
     return fail(ncclSystemError,
                 "p2p transport: the connection (owner pid %d) was not made in this process (pid %d): its process "
                 "token differs",
-                blob.ownerPid, getpid());
-  void* start = reinterpret_cast<void*>(blob.address);
+                ref.ownerPid, getpid());
+  void* start = reinterpret_cast<void*>(theirs.address);
   {
     OpenRegions& r = openRegions();
     std::lock_guard<std::mutex> lock(r.mu);
@@ -114,16 +127,23 @@ ncclResult_t connectSend(const ConnBlob& blob, std::unique_ptr<ConnRegion>* regi
       return fail(ncclSystemError,
                   "p2p transport: the connection region of rank %d is gone: its owner released it before this "
                   "rank attached",
-                  blob.ownerRank);
-    auto* ctrl = static_cast<FifoCtrl*>(static_cast<void*>(static_cast<char*>(start) + kRegionHeaderBytes));
-    std::atomic_ref<uint32_t>(ctrl->refs).fetch_add(1, std::memory_order_acq_rel);
+                  ref.ownerRank);
+    holders(start).fetch_add(1, std::memory_order_acq_rel);
   }
   region->reset(new SharedHeapRegion(start, /*owner=*/false));
   return ncclSuccess;
 }
 
+std::string where(const ConnBlob&) { return "in-process"; }
+
+constexpr MappedRegionOps kP2pOps = {"P2P/host", &create, &map, &where};
+
 }  // namespace
 
-const Transport kHostP2pTransport = {"P2P/host", sameProcess, setupRecv, connectSend};
+uint32_t p2pRegionHolders(const P2pBlob& blob) {
+  return holders(reinterpret_cast<void*>(blob.address)).load(std::memory_order_acquire);
+}
+
+const Transport kHostP2pTransport = mappedRegionTransport<kP2pOps>(&sameProcess);
 
 }  // namespace accl

@@ -1,13 +1,13 @@
-// Host shm transport: ranks in different processes of one kernel and one PID namespace share a
-// memory region the receiver creates with memfd_create; the sender opens it through
-// /proc/<receiver pid>/fd/<fd> (allowed between processes of the same user) and maps it. The
-// region has no name in /dev/shm, so nothing is ever left behind, even when a rank is killed
-// mid-setup: the memory goes away with the last mapping.
+// Host shm transport: ranks in different processes of one kernel and one PID namespace share
+// memory regions that each end creates with memfd_create (the receiver: tail and slots; the
+// sender: head); the peer opens it through /proc/<owner pid>/fd/<fd> (allowed between processes
+// of the same user) and maps it. A region has no name in /dev/shm, so nothing is ever left
+// behind, even when a rank is killed mid-setup: the memory goes away with the last mapping.
 //
-// /proc/<pid> means the receiver only inside the receiver's PID namespace, so canConnect requires
-// the same kernel (boot id) and the same PID namespace (PeerInfo::place); NCCL_HOSTID's virtual
-// nodes of one machine still qualify. Before mapping, the sender checks that what it opened is an
-// accl memfd of the announced size; after mapping, the caller checks the owner's token.
+// /proc/<pid> means the owner only inside the owner's PID namespace, so canConnect requires the
+// same kernel (boot id), the same PID namespace (PeerInfo::place) and the same node (hostHash):
+// NCCL_HOSTID's virtual nodes of one machine talk through the network, as in NCCL. Before mapping, the peer checks that what it opened is an accl
+// memfd of the announced size; after mapping, the owner's token is checked (mapped_ends.cc).
 #include <fcntl.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
@@ -18,10 +18,11 @@
 #include <cstring>
 #include <string>
 
-#include "core/comm.h"
-#include "transports/transport.h"
+#include "transports/mapped_ends.h"
+#include "transports/shm/host_shm.h"
 #include "util/check.h"
 #include "util/host_identity.h"
+#include "util/params.h"
 
 namespace accl {
 namespace {
@@ -35,7 +36,7 @@ class MemfdRegion : public ConnRegion {
     finish();
     munmap(start_, bytes_);
   }
-  // The receiver keeps its descriptor open until the sender has opened its own.
+  // The owner keeps its descriptor open until the peer has opened its own.
   void finish() override {
     if (fd_ >= 0) close(fd_);
     fd_ = -1;
@@ -46,7 +47,12 @@ class MemfdRegion : public ConnRegion {
   int fd_;
 };
 
-bool canShare(const PeerInfo& self, const PeerInfo& peer) { return canShareMemory(self.place, peer.place, nullptr); }
+// Same node (hostHash: NCCL_HOSTID's virtual nodes are different nodes, as in NCCL, and talk
+// through the network) and able to map each other's memory; NCCL_SHM_DISABLE=1 turns shm off.
+bool canShare(const PeerInfo& self, const PeerInfo& peer) {
+  return self.hostHash == peer.hostHash && paramInt("NCCL_SHM_DISABLE") != 1 &&
+         canShareMemory(self.place, peer.place, nullptr);
+}
 
 ncclResult_t mapFd(int fd, size_t bytes, const char* what, void** out) {
   void* p = mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
@@ -56,8 +62,7 @@ ncclResult_t mapFd(int fd, size_t bytes, const char* what, void** out) {
   return ncclSuccess;
 }
 
-ncclResult_t setupRecv(const FifoLayout& layout, std::unique_ptr<ConnRegion>* region, ConnBlob* blob) {
-  size_t bytes = kRegionHeaderBytes + layout.totalBytes();
+ncclResult_t create(size_t bytes, std::unique_ptr<ConnRegion>* region, ConnBlob* blob) {
   int fd = memfd_create(kMemfdName, MFD_CLOEXEC);
   if (fd < 0) return fail(ncclSystemError, "shm transport: memfd_create failed: %s", std::strerror(errno));
   if (ftruncate(fd, static_cast<off_t>(bytes)) != 0) {
@@ -72,14 +77,13 @@ ncclResult_t setupRecv(const FifoLayout& layout, std::unique_ptr<ConnRegion>* re
     return res;
   }
   region->reset(new MemfdRegion(p, bytes, fd));
-  blob->ownerPid = getpid();
-  blob->bytes = bytes;
-  blob->address = static_cast<uint64_t>(fd);
-  std::snprintf(blob->name, sizeof(blob->name), "/proc/%d/fd/%d", getpid(), fd);
+  ShmBlob mine{};
+  std::snprintf(mine.path, sizeof(mine.path), "/proc/%d/fd/%d", getpid(), fd);
+  putBlobPayload(blob, mine);
   return ncclSuccess;
 }
 
-// What the sender opened must be one of our memfds, of exactly the announced size: anything
+// What the peer opened must be one of our memfds, of exactly the announced size: anything
 // else (a file, a socket, a smaller region whose mapping would fault past its end) is refused
 // before it is mapped.
 ncclResult_t checkOpened(int fd, const std::string& name, uint64_t bytes) {
@@ -97,32 +101,32 @@ ncclResult_t checkOpened(int fd, const std::string& name, uint64_t bytes) {
   return ncclSuccess;
 }
 
-ncclResult_t connectSend(const ConnBlob& blob, std::unique_ptr<ConnRegion>* region) {
-  std::string name(blob.name, strnlen(blob.name, sizeof(blob.name)));
-  if (name.rfind("/proc/", 0) != 0 || blob.bytes < kRegionHeaderBytes)
+std::string pathOf(const ShmBlob& b) { return std::string(b.path, strnlen(b.path, sizeof(b.path))); }
+
+ncclResult_t map(const ConnBlob& blob, const RegionRef& ref, std::unique_ptr<ConnRegion>* region) {
+  const std::string name = pathOf(blobPayload<ShmBlob>(blob));
+  if (name.rfind("/proc/", 0) != 0 || ref.bytes < kRegionHeaderBytes)
     return fail(ncclSystemError, "shm transport: malformed region name \"%s\" or size %llu", name.c_str(),
-                (unsigned long long)blob.bytes);
+                (unsigned long long)ref.bytes);
   int fd = open(name.c_str(), O_RDWR | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
   if (fd < 0)
     return fail(ncclSystemError, "shm transport: cannot open the peer's region %s: %s (peer on another machine, or "
                 "another user?)", name.c_str(), std::strerror(errno));
-  ncclResult_t res = checkOpened(fd, name, blob.bytes);
+  ncclResult_t res = checkOpened(fd, name, ref.bytes);
   void* p = nullptr;
-  if (res == ncclSuccess) res = mapFd(fd, blob.bytes, name.c_str(), &p);
+  if (res == ncclSuccess) res = mapFd(fd, ref.bytes, name.c_str(), &p);
   close(fd);
   ACCL_CHECK(res);
-  region->reset(new MemfdRegion(p, blob.bytes, -1));
+  region->reset(new MemfdRegion(p, ref.bytes, -1));
   return ncclSuccess;
 }
 
+std::string where(const ConnBlob& blob) { return pathOf(blobPayload<ShmBlob>(blob)); }
+
+constexpr MappedRegionOps kShmOps = {"SHM/host", &create, &map, &where};
+
 }  // namespace
 
-const Transport kHostShmTransport = {"SHM/host", canShare, setupRecv, connectSend};
-
-const Transport* const* hostTransports(int* count) {
-  static const Transport* const kList[] = {&kHostP2pTransport, &kHostShmTransport};
-  *count = 2;
-  return kList;
-}
+const Transport kHostShmTransport = mappedRegionTransport<kShmOps>(&canShare);
 
 }  // namespace accl

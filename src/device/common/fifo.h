@@ -1,18 +1,24 @@
 // The connection protocol shared by both backends and every transport: one connection carries
 // data from one sender to one receiver on one channel, through a ring of kFifoSteps slots per
-// protocol that lives in the receiver's memory, plus two step counters.
+// protocol plus two step counters.
 //
 //   sender                                   receiver
 //   wait  step - head < kFifoSteps           wait  data for `step` visible (Simple: tail > step,
 //   write slot[step % kFifoSteps]                  LL: every line's flag == step + 1)
-//   Simple: publish tail = step + 1          read / reduce slot[step % kFifoSteps]
+//   publish tail = step + 1                  read / reduce slot[step % kFifoSteps]
 //   step++                                   publish head = step + 1; step++
+//
+// Every counter lives with the end that waits on it: the slots and `tail` in the receiver's
+// memory (the sender writes them), `head` in the sender's memory (the receiver writes it). So
+// every wait polls local memory, and a transport that cannot store into the peer's memory (the
+// network) keeps a copy of each counter on each side and lets a proxy publish it locally.
 //
 // Simple moves a chunk with plain stores and publishes it with one release store of `tail`.
 // LL (low latency) interleaves a 32-bit flag with every 32 bits of data in 8-byte words that are
 // written and read as one atomic unit, so the receiver needs no separate tail and no fence: a
-// line whose flag equals step + 1 is complete. LL halves the bandwidth, so it wins for small
-// messages only. (LL128 is a CUDA-only variant with 120 data bytes per 128-byte line.)
+// line whose flag equals step + 1 is complete (the sender still bumps tail, so that a receiver
+// may sleep on it). LL halves the bandwidth, so it wins for small messages only. (LL128 is a
+// CUDA-only variant with 120 data bytes per 128-byte line; the host maps it to Simple.)
 //
 // Counters only grow; both ends keep their own `step` across operations, so a connection is
 // reused by every collective of the communicator.
@@ -27,18 +33,27 @@ namespace accl {
 
 constexpr int kFifoSteps = 8;
 
-// Control words of one connection. Each counter sits on its own cache line: the sender writes
-// tail and reads head, the receiver the opposite. The sleeper counts let a waiter that gave up
-// spinning be woken (host: futex) instead of polled.
-struct alignas(64) FifoCtrl {
-  alignas(64) uint64_t tail;           // Simple: steps published by the sender
-  uint32_t tailSleepers;               // receivers blocked waiting for tail/LL flags
-  alignas(64) uint64_t head;           // steps released by the receiver
-  uint32_t headSleepers;               // senders blocked waiting for a free slot
-  alignas(64) uint32_t closed;         // set by either end when its communicator goes away
-  uint32_t refs;                       // in-process regions: ends still holding the memory
+// One step counter with what its waiter needs, on its own cache line in the waiter's memory.
+// `sleepers` counts waiters that gave up spinning and sleep (host: futex on the low half of
+// `value`); the writer wakes them after publishing. `closed` is set by either end when its
+// communicator goes away (each end marks both counters it can reach), so a waiter learns it
+// from the line it already polls.
+struct alignas(64) FifoCounter {
+  uint64_t value;     // tail: steps published by the sender; head: steps released by the receiver
+  uint32_t sleepers;  // waiters sleeping on value
+  uint32_t closed;    // nonzero: one end has closed the connection
+  // Tail only: what the sender put in each slot (fifoStepInfo), written before it publishes tail,
+  // for a transport whose proxy forwards the step (the network). Unused on head.
+  uint32_t stepInfo[kFifoSteps];
 };
-static_assert(sizeof(FifoCtrl) == 192, "FifoCtrl: three cache lines");
+static_assert(sizeof(FifoCounter) == 64, "FifoCounter: one cache line");
+
+// A step's info: the bytes its slot holds (Simple: the payload; LL: the LL words written, 8 bytes
+// per 4 payload bytes) and, in the top bit, whether it is an LL step.
+constexpr uint32_t kFifoStepLL = 1u << 31;
+ACCL_HOST_DEVICE inline uint32_t fifoStepInfo(size_t slotBytes, bool ll) {
+  return static_cast<uint32_t>(slotBytes) | (ll ? kFifoStepLL : 0u);
+}
 
 // One LL word: 4 data bytes and the 4-byte flag of the step that wrote them. A 16-byte LL line
 // is two of these; we treat each 8-byte word independently, which keeps the host atomic width
@@ -51,29 +66,52 @@ static_assert(sizeof(LLWord) == 8, "LLWord is one 8-byte atomic unit");
 
 constexpr size_t kLLWordPayload = sizeof(uint32_t);
 
-// Layout of a connection's memory region: [FifoCtrl][Simple slots][LL slots]. Offsets are
-// relative to the region start, so a region mapped at different addresses in two processes
-// describes itself identically.
+// Layout of the two memories of a connection. Offsets are relative to the start of each end's
+// FIFO memory, so a region mapped at different addresses in two processes describes itself
+// identically.
+//   receiver's memory: [tail counter][Simple slots][LL slots][LL128 slots, 128-byte aligned]
+//   sender's memory:   [head counter]
+// LL128 slots exist only on the CUDA backend (ll128SlotLines 0 elsewhere: the host carries LL128
+// as Simple, and its memory is unchanged).
 struct FifoLayout {
+  static constexpr size_t kLL128LineBytes = 128;  // 120 data bytes + an 8-byte flag
+
   size_t simpleSlotBytes;  // bytes of one Simple slot (NCCL_BUFFSIZE / kFifoSteps)
   size_t llSlotWords;      // LL words of one LL slot (NCCL_LL_BUFFSIZE / kFifoSteps / 8)
+  size_t ll128SlotLines = 0;  // 128-byte lines of one LL128 slot (NCCL_LL128_BUFFSIZE), a multiple of 4
 
-  ACCL_HOST_DEVICE size_t simpleOffset() const { return sizeof(FifoCtrl); }
+  ACCL_HOST_DEVICE static constexpr size_t tailOffset() { return 0; }
+  ACCL_HOST_DEVICE size_t simpleOffset() const { return sizeof(FifoCounter); }
   ACCL_HOST_DEVICE size_t llOffset() const { return simpleOffset() + simpleSlotBytes * kFifoSteps; }
-  ACCL_HOST_DEVICE size_t totalBytes() const { return llOffset() + llSlotWords * sizeof(LLWord) * kFifoSteps; }
+  ACCL_HOST_DEVICE size_t ll128Offset() const {
+    const size_t llEnd = llOffset() + llSlotWords * sizeof(LLWord) * kFifoSteps;
+    return (llEnd + kLL128LineBytes - 1) / kLL128LineBytes * kLL128LineBytes;
+  }
+  // Bytes of the receiver's memory.
+  ACCL_HOST_DEVICE size_t recvBytes() const {
+    if (ll128SlotLines == 0) return llOffset() + llSlotWords * sizeof(LLWord) * kFifoSteps;
+    return ll128Offset() + ll128SlotLines * kLL128LineBytes * kFifoSteps;
+  }
+  ACCL_HOST_DEVICE static constexpr size_t headOffset() { return 0; }
+  // Bytes of the sender's memory.
+  ACCL_HOST_DEVICE static constexpr size_t sendBytes() { return sizeof(FifoCounter); }
   // Payload bytes one LL slot carries.
   ACCL_HOST_DEVICE size_t llSlotPayload() const { return llSlotWords * kLLWordPayload; }
 };
 
-// A mapped connection as one end sees it. Both ends hold one; `step` is that end's counter.
+// A connection as one end sees it. Both ends hold one; `step` is that end's counter. Every
+// pointer is valid in this end's address space: on the receiver `tail` and the slots are local
+// and `head` is the sender's (mapped, or a proxy's copy); on the sender the opposite.
 struct FifoView {
-  FifoCtrl* ctrl = nullptr;
-  char* simple = nullptr;   // kFifoSteps slots of layout.simpleSlotBytes
-  LLWord* ll = nullptr;     // kFifoSteps slots of layout.llSlotWords
+  FifoCounter* tail = nullptr;  // in the receiver's memory
+  FifoCounter* head = nullptr;  // in the sender's memory
+  char* simple = nullptr;       // kFifoSteps slots of layout.simpleSlotBytes (receiver's memory)
+  LLWord* ll = nullptr;         // kFifoSteps slots of layout.llSlotWords (receiver's memory)
+  uint64_t* ll128 = nullptr;    // kFifoSteps slots of layout.ll128SlotLines lines; null without LL128
   FifoLayout layout{};
   uint64_t step = 0;
-  // Sender only: the last head value read. A free slot is known without touching the receiver's
-  // cache line until the sender gets kFifoSteps ahead of it.
+  // Sender only: the last head value read. A free slot is known without reading head again
+  // until the sender gets kFifoSteps ahead of it.
   uint64_t headCache = 0;
 
   ACCL_HOST_DEVICE char* simpleSlot(uint64_t s) const {
@@ -82,13 +120,16 @@ struct FifoView {
   ACCL_HOST_DEVICE LLWord* llSlot(uint64_t s) const { return ll + (s % kFifoSteps) * layout.llSlotWords; }
 };
 
-// Builds a view over a region laid out by `layout` that starts at `base`.
-inline FifoView makeFifoView(void* base, const FifoLayout& layout) {
+// Builds a view from the receiver's FIFO memory (`recvBase`, laid out by `layout`) and the
+// sender's (`sendBase`), each as this end addresses it.
+inline FifoView makeFifoView(void* recvBase, void* sendBase, const FifoLayout& layout) {
   FifoView v;
-  char* b = static_cast<char*>(base);
-  v.ctrl = reinterpret_cast<FifoCtrl*>(b);
-  v.simple = b + layout.simpleOffset();
-  v.ll = reinterpret_cast<LLWord*>(b + layout.llOffset());
+  char* r = static_cast<char*>(recvBase);
+  v.tail = reinterpret_cast<FifoCounter*>(r + FifoLayout::tailOffset());
+  v.head = reinterpret_cast<FifoCounter*>(static_cast<char*>(sendBase) + FifoLayout::headOffset());
+  v.simple = r + layout.simpleOffset();
+  v.ll = reinterpret_cast<LLWord*>(r + layout.llOffset());
+  v.ll128 = layout.ll128SlotLines ? reinterpret_cast<uint64_t*>(r + layout.ll128Offset()) : nullptr;
   v.layout = layout;
   return v;
 }

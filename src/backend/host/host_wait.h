@@ -33,7 +33,10 @@ struct WaitPolicy {
 // channels): when they outnumber this process's CPUs a waiter must hand its core over almost at
 // once (a spinning waiter would starve the rank it waits for), otherwise spinning is cheapest.
 // ACCL_HOST_SPIN / ACCL_HOST_YIELD_US override the automatic choice; ACCL_TIMEOUT_MS bounds it.
-WaitPolicy hostWaitPolicy(const std::atomic<int>* abortFlag, int threadsOnNode);
+// `helperThreads`: threads that move the data the waiters wait for (the network proxy and its
+// socket threads); when those too outnumber the CPUs, a waiter sleeps right after its short spin
+// instead of yield-polling, which would take the core from the very thread it waits for.
+WaitPolicy hostWaitPolicy(const std::atomic<int>* abortFlag, int threadsOnNode, int helperThreads = 0);
 
 // Who a wait depends on: its rank (for messages), its pid (0: same process, no liveness check)
 // and the connection's `closed` word, which the peer sets when its communicator goes away.

@@ -1,37 +1,37 @@
 // The host one-round all-reduce (see host_one_shot.h).
-#include "device/host/host_one_shot.h"
+#include "backend/host/host_one_shot.h"
 
 #include <cstring>
 #include <vector>
 
+#include "backend/host/host_backend.h"
 #include "core/comm.h"
 #include "device/common/dtypes.h"
 #include "device/common/reduce_buffers.h"
-#include "device/host/host_p2p.h"
 #include "util/check.h"
 
 namespace accl {
 
-void oneShotPeers(const CommEngine& engine, std::vector<int>* peers) {
+void oneShotPeers(const ncclComm& comm, std::vector<int>* peers) {
   peers->clear();
-  for (int r = 0; r < engine.comm->nranks; ++r)
-    if (r != engine.comm->rank) peers->push_back(r);
+  for (int r = 0; r < comm.nranks; ++r)
+    if (r != comm.rank) peers->push_back(r);
 }
 
-ncclResult_t hostOneShotAllReduce(CommEngine& engine, int channel, const CollWork& w) {
-  const int n = engine.comm->nranks;
-  const int me = engine.comm->rank;
+ncclResult_t hostOneShotAllReduce(HostBackend& backend, int channel, const CollWork& w) {
+  const int n = backend.comm().nranks;
+  const int me = backend.comm().rank;
   const size_t bytes = w.count * dtypeSize(w.type);
   if (bytes == 0) return ncclSuccess;  // every rank has the same count: nothing to exchange
   // Slot r of the scratch holds rank r's contribution (after that rank's preOp: a PreMulSum
   // scalar may differ per rank, so each rank scales its own vector before sending it); the last
   // slot is the accumulator, since the output may alias the input.
-  std::vector<char>& scratch = engine.oneShotScratch;
+  std::vector<char>& scratch = backend.oneShotScratch();
   if (scratch.size() < bytes * (n + 1)) scratch.resize(bytes * (n + 1));
   auto slot = [&](int r) { return scratch.data() + bytes * static_cast<size_t>(r); };
 
   ACCL_CHECK(applyPreOp(slot(me), w.sendbuff, w.count, w.type, w.op));
-  std::vector<P2pWork>& works = engine.oneShotWorks;
+  std::vector<P2pWork>& works = backend.oneShotWorks();
   works.clear();
   for (int r = 0; r < n; ++r) {
     if (r == me) continue;
@@ -49,8 +49,8 @@ ncclResult_t hostOneShotAllReduce(CommEngine& engine, int channel, const CollWor
       works.push_back(p);
     }
   }
-  engine.scratchBytes.store(scratch.capacity() + works.capacity() * sizeof(P2pWork), std::memory_order_relaxed);
-  ACCL_CHECK(hostRunP2pBatch(engine, channel, works));
+  backend.noteScratchBytes();
+  ACCL_CHECK(backend.runP2pBatch(channel, works));
 
   // Reduce in rank order, so every rank gets bit-identical results.
   char* acc = slot(n);

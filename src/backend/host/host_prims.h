@@ -9,6 +9,9 @@
 // `out` offsets index the output. A step of 0 elements still moves one FIFO step, so all
 // ranks stay in step.
 //
+// The FIFO steps themselves (wait, publish, release) are backend/host/fifo_end.h's. LL128 is a
+// CUDA-only protocol: the host carries it as Simple.
+//
 // Errors (abort, timeout, dead peer) are sticky: the first one is kept, later steps do
 // nothing, and the executor reads status() after the schedule returns.
 #pragma once
@@ -20,17 +23,11 @@
 #include "device/common/dev_red_op.h"
 #include "device/common/fifo.h"
 #include "device/common/ids.h"
-#include "device/host/host_wait.h"
+#include "backend/host/fifo_end.h"
+#include "backend/host/host_wait.h"
 #include "nccl.h"
 
 namespace accl {
-
-// One end of a connection as the Prims uses it.
-struct HostConnEnd {
-  FifoView* fifo;  // persistent view (its `step` is this end's counter)
-  int peerRank;
-  int peerPid;     // 0 when the peer is in this process
-};
 
 struct HostPrimsArgs {
   HostConnEnd recv[kMaxTreeChildren];
@@ -63,17 +60,17 @@ class HostPrims {
 
   ncclResult_t status() const { return status_; }
 
-  // Largest element count one step can carry for `proto`/`type` with this FIFO layout.
+  // Largest element count one step can carry for `proto`/`type` with this FIFO layout (LL128:
+  // as Simple).
   static size_t chunkCapacity(const FifoLayout& layout, ProtoId proto, size_t elemSize);
 
  private:
   enum : unsigned { kRecv = 1, kIn = 2, kOut = 4, kSend = 8, kPost = 16 };
   void step(unsigned what, size_t in, size_t out, size_t n);
-  // Pointer to the received payload of `step` from recv peer i (waits for it).
+  // Pointer to the received payload of the current step from recv peer i (waits for it).
   const char* waitRecv(int i, size_t bytes);
-  void releaseRecv(int i);
   // Where a send peer's next payload goes (waits for a free slot); Simple writes there directly.
-  char* waitSendSlot(int i, size_t bytes);
+  char* waitSend(int i);
   void postSend(int i, const char* payload, size_t bytes);
 
   const char* inPtr(size_t elemOff) const { return static_cast<const char*>(args_.input) + elemOff * elemSize_; }
@@ -81,6 +78,7 @@ class HostPrims {
   char* scratch(int i, size_t bytes);
 
   HostPrimsArgs args_;
+  bool simple_;  // Simple (or LL128), else LL
   size_t elemSize_;
   ncclResult_t status_ = ncclSuccess;
   std::vector<char> scratch_[kMaxTreeChildren + 1];

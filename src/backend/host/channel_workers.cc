@@ -1,5 +1,5 @@
 // ChannelWorkers: one thread per extra channel, handed one task per launch.
-#include "core/channel_workers.h"
+#include "backend/host/channel_workers.h"
 
 namespace accl {
 

@@ -7,15 +7,22 @@
 // peer-mapped buffers, part of the CUDA backend.)
 #pragma once
 
-#include "core/engine.h"
+#include <vector>
+
 #include "device/common/work.h"
 #include "nccl.h"
 
+struct ncclComm;
+
 namespace accl {
 
-// The peers this rank exchanges with (every other rank), for connection setup.
-void oneShotPeers(const CommEngine& engine, std::vector<int>* peers);
+class HostBackend;
 
-ncclResult_t hostOneShotAllReduce(CommEngine& engine, int channel, const CollWork& work);
+// The peers this rank exchanges with (every other rank), for connection setup.
+void oneShotPeers(const ncclComm& comm, std::vector<int>* peers);
+
+// Runs one one-round all-reduce on `channel`, with the backend's scratch (kept between launches,
+// released by ncclCommSuspend).
+ncclResult_t hostOneShotAllReduce(HostBackend& backend, int channel, const CollWork& work);
 
 }  // namespace accl

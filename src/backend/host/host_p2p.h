@@ -7,12 +7,12 @@
 
 #include <vector>
 
-#include "core/engine.h"
+#include "backend/host/host_p2p_context.h"
 #include "device/common/work.h"
 #include "nccl.h"
 
 namespace accl {
 
-ncclResult_t hostRunP2pBatch(CommEngine& engine, int channel, const std::vector<P2pWork>& works);
+ncclResult_t hostRunP2pBatch(const HostP2pContext& ctx, int channel, const std::vector<P2pWork>& works);
 
 }  // namespace accl

@@ -1,6 +1,6 @@
-// Persistent worker threads of one communicator: worker c runs channel c's share of each launch
-// (channel 0 runs on the launching thread). Threads start on first use and stop with the
-// communicator.
+// Host backend state: the persistent worker threads of one communicator. Worker c runs channel
+// c's share of each launch (channel 0 runs on the launching thread). Threads start on first use
+// and stop with the communicator's backend.
 #pragma once
 
 #include <condition_variable>

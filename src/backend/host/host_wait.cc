@@ -1,5 +1,5 @@
 // Spin-then-sleep waiting for the host backend (see host_wait.h).
-#include "device/host/host_wait.h"
+#include "backend/host/host_wait.h"
 
 #include <linux/futex.h>
 #include <sched.h>
@@ -21,7 +21,7 @@
 
 namespace accl {
 
-WaitPolicy hostWaitPolicy(const std::atomic<int>* abortFlag, int threadsOnNode) {
+WaitPolicy hostWaitPolicy(const std::atomic<int>* abortFlag, int threadsOnNode, int helperThreads) {
   WaitPolicy p;
   p.abortFlag = abortFlag;
   p.timeoutMs = paramInt("ACCL_TIMEOUT_MS");
@@ -32,7 +32,9 @@ WaitPolicy hostWaitPolicy(const std::atomic<int>* abortFlag, int threadsOnNode) 
   int64_t spin = paramInt("ACCL_HOST_SPIN");
   int64_t yieldUs = paramInt("ACCL_HOST_YIELD_US");
   p.spinCount = static_cast<int>(spin >= 0 ? spin : (oversubscribed ? 50 : 20000));
-  p.yieldUs = static_cast<int>(yieldUs >= 0 ? yieldUs : (oversubscribed ? 5000 : 200));
+  const bool helpersStarved = helperThreads > 0 && threadsOnNode + helperThreads > cpus;
+  p.yieldUs = static_cast<int>(yieldUs >= 0 ? yieldUs : helpersStarved ? 0 : (oversubscribed ? 5000 : 200));
+  if (helpersStarved && spin < 0) p.spinCount = 50;
   return p;
 }
 

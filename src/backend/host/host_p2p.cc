@@ -1,17 +1,18 @@
-// The host point-to-point progress loop (see host_p2p.h).
-#include "device/host/host_p2p.h"
+// The host point-to-point progress loop (see host_p2p.h); each transfer steps its FIFO end
+// through fifo_end.h without blocking.
+#include "backend/host/host_p2p.h"
 
 #include <sched.h>
 #include <signal.h>
 #include <time.h>
 
-#include <atomic>
 #include <cerrno>
 #include <cstring>
 
 #include "algos/chunk_loop.h"
-#include "core/comm.h"
+#include "core/connections.h"
 #include "device/common/dtypes.h"
+#include "backend/host/fifo_end.h"
 #include "util/check.h"
 #include "util/time.h"
 
@@ -26,7 +27,7 @@ struct Transfer {
   bool finished = false;
 };
 
-std::atomic_ref<uint64_t> counter(uint64_t& w) { return std::atomic_ref<uint64_t>(w); }
+HostConnEnd endOf(const Transfer& t) { return HostConnEnd{&t.conn->view, t.work->peer, t.conn->peerPid}; }
 
 // Moves at most one chunk of `t` if its connection is ready; returns whether it did.
 bool tryStep(Transfer& t) {
@@ -36,27 +37,21 @@ bool tryStep(Transfer& t) {
   const size_t n = minSize(w.chunkElems, w.chanCount - t.done);
   const size_t off = (w.chanOffset + t.done) * elem;
   if (w.isSend) {
-    if (static_cast<int64_t>(f.step - f.headCache) >= kFifoSteps) {
-      f.headCache = counter(f.ctrl->head).load(std::memory_order_acquire);
-      if (static_cast<int64_t>(f.step - f.headCache) >= kFifoSteps) return false;
-    }
+    if (!sendSlotFree(f)) return false;
     if (n) std::memcpy(f.simpleSlot(f.step), static_cast<const char*>(w.sendbuff) + off, n * elem);
-    counter(f.ctrl->tail).store(f.step + 1, std::memory_order_seq_cst);
-    wakeSleepers(f.ctrl->tailSleepers, f.ctrl->tail);
+    publishTail(f, fifoStepInfo(n * elem, false));
   } else {
-    if (counter(f.ctrl->tail).load(std::memory_order_acquire) <= f.step) return false;
+    if (!simpleDataReady(f)) return false;
     if (n) std::memcpy(static_cast<char*>(w.recvbuff) + off, f.simpleSlot(f.step), n * elem);
-    counter(f.ctrl->head).store(f.step + 1, std::memory_order_seq_cst);
-    wakeSleepers(f.ctrl->headSleepers, f.ctrl->head);
+    releaseHead(f);
   }
-  f.step++;
   t.done += n;
   t.started = true;
   t.finished = t.done == w.chanCount;
   return true;
 }
 
-WaitPeer waitPeerOf(const Transfer& t) { return WaitPeer{t.work->peer, t.conn->peerPid, &t.conn->view.ctrl->closed}; }
+WaitPeer waitPeerOf(const Transfer& t) { return t.work->isSend ? sendWaitPeer(endOf(t)) : recvWaitPeer(endOf(t)); }
 
 const char* directionName(const Transfer& t) { return t.work->isSend ? "ncclSend" : "ncclRecv"; }
 
@@ -68,15 +63,15 @@ const Transfer& firstUnfinished(const std::vector<Transfer>& transfers) {
 
 }  // namespace
 
-ncclResult_t hostRunP2pBatch(CommEngine& engine, int channel, const std::vector<P2pWork>& works) {
+ncclResult_t hostRunP2pBatch(const HostP2pContext& ctx, int channel, const std::vector<P2pWork>& works) {
   std::vector<Transfer> transfers(works.size());
   for (size_t i = 0; i < works.size(); ++i) {
     transfers[i].work = &works[i];
-    transfers[i].conn = engine.conns.find(channel, works[i].peer, works[i].isSend);
+    transfers[i].conn = ctx.conns->find(channel, works[i].peer, works[i].isSend);
     if (!transfers[i].conn)
       return fail(ncclInternalError, "p2p: no connection to rank %d on channel %d", works[i].peer, channel);
   }
-  const WaitPolicy& policy = engine.wait;
+  const WaitPolicy& policy = *ctx.wait;
   int idle = 0;
   int sleeps = 0;
   int64_t idleSinceMs = 0;

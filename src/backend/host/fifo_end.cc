@@ -1,0 +1,67 @@
+// The waits and the LL writer of one FIFO end (see fifo_end.h).
+#include "backend/host/fifo_end.h"
+
+#include <cstring>
+
+#include "algos/chunk_loop.h"
+
+namespace accl {
+
+ncclResult_t waitSendSlot(const HostConnEnd& c, const WaitPolicy& policy, const char* what) {
+  FifoView& f = *c.fifo;
+  if (sendSlotFree(f)) return ncclSuccess;
+  return waitUntil(
+      policy, [&] { return sendSlotFree(f); }, counterWord(f.head->value), &f.head->sleepers, sendWaitPeer(c), what);
+}
+
+void writeLLSlot(FifoView& f, const char* payload, size_t bytes) {
+  const size_t words = divUp(bytes, kLLWordPayload);
+  LLWord* slot = f.llSlot(f.step);
+  const size_t fullWords = bytes / kLLWordPayload;
+  const uint64_t flagBits = static_cast<uint64_t>(llFlag(f.step)) << 32;  // LLWord::flag is the high half
+  for (size_t w = 0; w < words; ++w) {
+    uint32_t data = 0;
+    std::memcpy(&data, payload + w * kLLWordPayload, w < fullWords ? kLLWordPayload : bytes - w * kLLWordPayload);
+    std::atomic_ref<uint64_t>(*reinterpret_cast<uint64_t*>(&slot[w])).store(flagBits | data,
+                                                                            std::memory_order_relaxed);
+  }
+}
+
+ncclResult_t waitSimpleData(const HostConnEnd& c, const WaitPolicy& policy, const char* what) {
+  FifoView& f = *c.fifo;
+  if (simpleDataReady(f)) return ncclSuccess;
+  return waitUntil(
+      policy, [&] { return simpleDataReady(f); }, counterWord(f.tail->value), &f.tail->sleepers, recvWaitPeer(c),
+      what);
+}
+
+ncclResult_t waitLLData(const HostConnEnd& c, size_t bytes, char* out, const WaitPolicy& policy, const char* what) {
+  FifoView& f = *c.fifo;
+  if (bytes == 0) return waitSimpleData(c, policy, what);  // no words: the tail bump is the step
+  const size_t words = divUp(bytes, kLLWordPayload);
+  LLWord* slot = f.llSlot(f.step);
+  const uint32_t flag = llFlag(f.step);
+  size_t ready = 0;
+  auto load = [&](size_t w) {
+    uint64_t raw = std::atomic_ref<uint64_t>(*reinterpret_cast<uint64_t*>(&slot[w])).load(std::memory_order_relaxed);
+    LLWord word;
+    std::memcpy(&word, &raw, sizeof(word));
+    return word;
+  };
+  auto allArrived = [&] {
+    // Poll only the last word until it lands: scanning words while the sender is still writing
+    // them would bounce every cache line between the two cores. The sender writes in order, so
+    // by then the others are (nearly always) there; each word's own flag is still checked.
+    if (ready == 0 && load(words - 1).flag != flag) return false;
+    while (ready < words) {
+      const LLWord w = load(ready);
+      if (w.flag != flag) return false;
+      std::memcpy(out + ready * kLLWordPayload, &w.data, kLLWordPayload);
+      ++ready;
+    }
+    return true;
+  };
+  return waitUntil(policy, allArrived, counterWord(f.tail->value), &f.tail->sleepers, recvWaitPeer(c), what);
+}
+
+}  // namespace accl

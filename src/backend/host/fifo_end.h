@@ -1,0 +1,90 @@
+// One end of a FIFO (device/common/fifo.h) on the host backend: the sender's and the receiver's
+// half of a Simple or LL step, each as a non-blocking test and as a blocking wait. The host Prims
+// (blocking, one step at a time) and the host point-to-point loop (non-blocking, many transfers)
+// both take their steps here, so the protocol is written once.
+//
+//   sender:   waitSendSlot / sendSlotFree -> write the Simple slot, or writeLLSlot -> publishTail(step info)
+//   receiver: waitSimpleData / simpleDataReady, or waitLLData -> read -> releaseHead
+//
+// Every wait polls this end's own memory (the receiver `tail` and the LL flags, the sender
+// `head`), sleeps on it when the policy says so, and fails (abort, timeout, peer gone or closed)
+// through host_wait.h.
+#pragma once
+
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+
+#include "device/common/fifo.h"
+#include "backend/host/host_wait.h"
+#include "nccl.h"
+
+namespace accl {
+
+// One end of a connection as the host uses it.
+struct HostConnEnd {
+  FifoView* fifo;  // persistent view (its `step` is this end's counter)
+  int peerRank;
+  int peerPid;     // 0 when the peer is in this process
+};
+
+inline std::atomic_ref<uint64_t> fifoCounter(FifoCounter* c) { return std::atomic_ref<uint64_t>(c->value); }
+
+// The LL flag of the words written for `step`.
+inline uint32_t llFlag(uint64_t step) { return static_cast<uint32_t>(step + 1); }
+
+// --- Sender ---
+
+// Who the sender waits on: its `closed` word is the one on head, which the sender polls.
+inline WaitPeer sendWaitPeer(const HostConnEnd& c) { return WaitPeer{c.peerRank, c.peerPid, &c.fifo->head->closed}; }
+
+// Whether the slot of the sender's current step is free (reads head only when the cached value
+// says the FIFO may be full).
+inline bool sendSlotFree(FifoView& f) {
+  if (static_cast<int64_t>(f.step - f.headCache) < kFifoSteps) return true;
+  f.headCache = fifoCounter(f.head).load(std::memory_order_acquire);
+  return static_cast<int64_t>(f.step - f.headCache) < kFifoSteps;
+}
+
+// Waits until sendSlotFree.
+ncclResult_t waitSendSlot(const HostConnEnd& c, const WaitPolicy& policy, const char* what);
+
+// Writes `bytes` of `payload` into the LL slot of the current step (flag = llFlag(step)).
+void writeLLSlot(FifoView& f, const char* payload, size_t bytes);
+
+// Publishes the current step (tail = step + 1; LL receivers sleep on it too), wakes a sleeping
+// receiver and moves to the next step. `stepInfo` (fifoStepInfo: what the slot holds) goes on the
+// tail line first, for a proxy that forwards the step.
+inline void publishTail(FifoView& f, uint32_t stepInfo) {
+  std::atomic_ref<uint32_t>(f.tail->stepInfo[f.step % kFifoSteps]).store(stepInfo, std::memory_order_relaxed);
+  fifoCounter(f.tail).store(f.step + 1, std::memory_order_seq_cst);
+  wakeSleepers(f.tail->sleepers, f.tail->value);
+  f.step++;
+}
+
+// --- Receiver ---
+
+// Who the receiver waits on: its `closed` word is the one on tail, which the receiver polls.
+inline WaitPeer recvWaitPeer(const HostConnEnd& c) { return WaitPeer{c.peerRank, c.peerPid, &c.fifo->tail->closed}; }
+
+// Simple: whether the current step's slot has been published.
+inline bool simpleDataReady(const FifoView& f) {
+  return fifoCounter(f.tail).load(std::memory_order_acquire) > f.step;
+}
+
+// Waits until simpleDataReady.
+ncclResult_t waitSimpleData(const HostConnEnd& c, const WaitPolicy& policy, const char* what);
+
+// LL: waits until every word of the current step's `bytes` carries this step's flag and copies
+// the payload to `out` (room for `bytes` rounded up to kLLWordPayload).
+ncclResult_t waitLLData(const HostConnEnd& c, size_t bytes, char* out, const WaitPolicy& policy, const char* what);
+
+// Releases the current step's slot (head = step + 1), wakes a sleeping sender and moves to the
+// next step.
+inline void releaseHead(FifoView& f) {
+  fifoCounter(f.head).store(f.step + 1, std::memory_order_seq_cst);
+  wakeSleepers(f.head->sleepers, f.head->value);
+  f.step++;
+}
+
+}  // namespace accl

@@ -1,0 +1,73 @@
+// HostBackend: the CommBackend (core/backend.h) that runs plans on CPU threads with no GPU —
+// channel 0 on the launching thread, channels 1..n-1 on the communicator's channel workers —
+// through the host Prims and the host point-to-point loop. It is synchronous: launch() returns
+// when the plan is done, so query(), wait() and asyncError() never have anything pending, and the
+// user's streams are ignored (there is nothing to order on them: the work is already finished
+// when the call returns, which is what a stream's later work may assume).
+//
+// Its state: the wait policy every host wait follows (spin / yield / futex sleep, abort flag,
+// timeout, the liveness record), the channel worker threads, and the one-round all-reduce's
+// scratch (host_one_shot.h), which suspend releases.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+#include "backend/host/channel_workers.h"
+#include "backend/host/host_p2p_context.h"
+#include "core/backend.h"
+#include "device/common/work.h"
+#include "backend/host/host_wait.h"
+
+namespace accl {
+
+class HostBackend final : public CommBackend {
+ public:
+  HostBackend(ncclComm* comm, CommEngine* engine);
+
+  const char* name() const override { return "host"; }
+  int channelCount(const ncclComm& comm) const override;
+  FifoLayout fifoLayout() const override;
+  ncclResult_t start() override;
+  void attachHealth(std::shared_ptr<const CommHealth> health, const uint64_t* opCount, int rank) override;
+  size_t chunkElems(ProtoId proto, size_t elemSize) const override;
+  bool launchBlocks() const override { return true; }
+  ncclResult_t connect(const Plan& plan) override;
+  ncclResult_t launch(std::unique_ptr<Plan> plan) override;
+  ncclResult_t query() override { return ncclSuccess; }
+  ncclResult_t wait() override { return ncclSuccess; }
+  ncclResult_t asyncError() override { return ncclSuccess; }
+  ncclResult_t peerFailureOr(const char* what, ncclResult_t res) const override;
+  uint64_t objectBytes() const override { return sizeof(HostBackend); }
+  uint64_t scratchBytes() const override { return scratchBytes_.load(std::memory_order_relaxed); }
+  void releaseScratch() override;
+
+  // For the executor and the one-round all-reduce (this folder).
+  ncclComm& comm() const { return *comm_; }
+  CommEngine& engine() const { return *engine_; }
+  const WaitPolicy& waitPolicy() const { return wait_; }
+  HostP2pContext p2pContext();
+  // Runs one batch of transfers on `channel` through the host point-to-point loop.
+  ncclResult_t runP2pBatch(int channel, const std::vector<P2pWork>& works);
+  // The one-round all-reduce's buffers (peers' vectors + accumulator) and transfer list; grown by
+  // a launch, kept for the next, freed by releaseScratch().
+  std::vector<char>& oneShotScratch() { return oneShotScratch_; }
+  std::vector<P2pWork>& oneShotWorks() { return oneShotWorks_; }
+  void noteScratchBytes() {
+    scratchBytes_.store(oneShotScratch_.capacity() + oneShotWorks_.capacity() * sizeof(P2pWork),
+                        std::memory_order_relaxed);
+  }
+
+ private:
+  ncclComm* comm_;
+  CommEngine* engine_;
+  WaitPolicy wait_;
+  ChannelWorkers workers_;
+  std::vector<char> oneShotScratch_;
+  std::vector<P2pWork> oneShotWorks_;
+  std::atomic<uint64_t> scratchBytes_{0};
+};
+
+}  // namespace accl

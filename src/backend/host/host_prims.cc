@@ -1,0 +1,131 @@
+// HostPrims: the schedule steps over the Simple and LL FIFO protocols, with one thread; the FIFO
+// ends themselves are fifo_end.h's.
+#include "backend/host/host_prims.h"
+
+#include <cstring>
+
+#include "algos/chunk_loop.h"
+#include "device/common/reduce_buffers.h"
+#include "device/common/dtypes.h"
+#include "util/check.h"
+
+namespace accl {
+
+HostPrims::HostPrims(const HostPrimsArgs& args)
+    : args_(args), simple_(args.proto != kProtoLL), elemSize_(dtypeSize(args.type)) {}
+
+size_t HostPrims::chunkCapacity(const FifoLayout& layout, ProtoId proto, size_t elemSize) {
+  size_t bytes = proto == kProtoLL ? layout.llSlotPayload() : layout.simpleSlotBytes;
+  size_t elems = bytes / elemSize;
+  return elems > 0 ? elems : 1;
+}
+
+char* HostPrims::scratch(int i, size_t bytes) {
+  std::vector<char>& s = scratch_[i];
+  if (s.size() < bytes + 8) s.resize(bytes + 8);
+  return s.data();
+}
+
+const char* HostPrims::waitRecv(int i, size_t bytes) {
+  const HostConnEnd& c = args_.recv[i];
+  if (simple_) {
+    status_ = waitSimpleData(c, *args_.wait, args_.what);
+    return c.fifo->simpleSlot(c.fifo->step);
+  }
+  char* out = scratch(i, divUp(bytes, kLLWordPayload) * kLLWordPayload);
+  status_ = waitLLData(c, bytes, out, *args_.wait, args_.what);
+  return out;
+}
+
+char* HostPrims::waitSend(int i) {
+  const HostConnEnd& c = args_.send[i];
+  status_ = waitSendSlot(c, *args_.wait, args_.what);
+  return simple_ ? c.fifo->simpleSlot(c.fifo->step) : nullptr;
+}
+
+void HostPrims::postSend(int i, const char* payload, size_t bytes) {
+  FifoView& f = *args_.send[i].fifo;
+  if (!simple_) writeLLSlot(f, payload, bytes);  // Simple: the payload is already in the slot
+  publishTail(f, simple_ ? fifoStepInfo(bytes, false)
+                         : fifoStepInfo(divUp(bytes, kLLWordPayload) * sizeof(LLWord), true));
+}
+
+void HostPrims::step(unsigned what, size_t in, size_t out, size_t n) {
+  if (status_ != ncclSuccess) return;
+  const size_t bytes = n * elemSize_;
+  const char* received[kMaxTreeChildren] = {};
+  if (what & kRecv) {
+    for (int i = 0; i < args_.nRecv; ++i) {
+      received[i] = waitRecv(i, bytes);
+      if (status_ != ncclSuccess) return;
+    }
+  }
+
+  // Where the value of this step is computed: the output, else (Simple) straight into the first
+  // send slot, else a scratch buffer.
+  char* firstSlot = nullptr;
+  char* dst;
+  if (what & kOut) {
+    dst = outPtr(out);
+  } else if ((what & kSend) && simple_) {
+    dst = firstSlot = waitSend(0);
+    if (status_ != ncclSuccess) return;
+  } else {
+    dst = scratch(kMaxTreeChildren, bytes);
+  }
+
+  const char* value = dst;
+  const unsigned pre = args_.inputIsContribution ? kPreOpB : 0u;
+  const unsigned post = (what & kPost) ? kPostOp : 0u;
+  ncclResult_t res = ncclSuccess;
+  if ((what & kRecv) && (what & kIn)) {
+    for (int i = 0; i < args_.nRecv && res == ncclSuccess; ++i) {
+      const unsigned last = i == args_.nRecv - 1 ? post : 0u;
+      res = i == 0 ? reduceBuffers(dst, received[0], inPtr(in), n, args_.type, args_.op, pre | last)
+                   : reduceBuffers(dst, dst, received[i], n, args_.type, args_.op, last);
+    }
+  } else if (what & kRecv) {
+    if ((what & kOut) || firstSlot)
+      std::memcpy(dst, received[0], bytes);
+    else
+      value = received[0];  // forwarded as is (LL)
+  } else if (what & kIn) {
+    res = args_.inputIsContribution ? applyPreOp(dst, inPtr(in), n, args_.type, args_.op)
+                                    : (std::memmove(dst, inPtr(in), bytes), ncclSuccess);
+    if (res == ncclSuccess && post) res = applyPostOp(dst, dst, n, args_.type, args_.op);
+  }
+  if (res != ncclSuccess) {
+    status_ = res;
+    return;
+  }
+
+  if (what & kSend) {
+    for (int i = 0; i < args_.nSend; ++i) {
+      char* slot = (i == 0 && firstSlot) ? firstSlot : waitSend(i);
+      if (status_ != ncclSuccess) return;
+      if (simple_ && slot != value) std::memcpy(slot, value, bytes);
+      postSend(i, value, bytes);
+    }
+  }
+  if (what & kRecv)
+    for (int i = 0; i < args_.nRecv; ++i) releaseHead(*args_.recv[i].fifo);
+}
+
+void HostPrims::send(size_t in, size_t n) { step(kIn | kSend, in, 0, n); }
+void HostPrims::recv(size_t out, size_t n) { step(kRecv | kOut, 0, out, n); }
+void HostPrims::recvReduceSend(size_t in, size_t n) { step(kRecv | kIn | kSend, in, 0, n); }
+void HostPrims::recvReduceCopySend(size_t in, size_t out, size_t n, bool postOp) {
+  step(kRecv | kIn | kOut | kSend | (postOp ? kPost : 0u), in, out, n);
+}
+void HostPrims::recvCopySend(size_t out, size_t n) { step(kRecv | kOut | kSend, 0, out, n); }
+void HostPrims::copySend(size_t in, size_t out, size_t n, bool postOp) {
+  step(kIn | kOut | kSend | (postOp ? kPost : 0u), in, out, n);
+}
+void HostPrims::recvReduceCopy(size_t in, size_t out, size_t n, bool postOp) {
+  step(kRecv | kIn | kOut | (postOp ? kPost : 0u), in, out, n);
+}
+void HostPrims::localCopy(size_t in, size_t out, size_t n, bool postOp) {
+  step(kIn | kOut | (postOp ? kPost : 0u), in, out, n);
+}
+
+}  // namespace accl
