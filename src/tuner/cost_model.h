@@ -31,6 +31,10 @@ struct TunerTopo {
   bool ll128Supported = false;  // NCCL's LL128 conditions (typeIntra ≤ NVB, ...) hold
   TopoGraph ring;           // searched ring graph (nChannels, bwIntra, bwInter, types)
   TopoGraph tree;           // searched tree graph
+  // The network between nodes (tuner/tuner_net.h), used only when nNodes > 1; 0 = unknown (the
+  // models keep their constants): the chosen NIC's GB/s per node and its latency.
+  double netGBps = 0;
+  double netLatencyUs = 0;
 };
 
 // Builds the summary for `nRanks` ranks over `nNodes` nodes from a node's topology: runs the

@@ -211,19 +211,23 @@ bool GpuCostModel::bandwidthAndLatency(FuncId func, int algo, int proto, double*
   const int llRow = nNodes == 1 ? cc : (isAmd(topo_.cpuVendor) ? 1 : 0);
   const double llMaxBw = c_.llMaxBws[llRow][sc];
   const double nCh = g.nChannels;
+  // Across nodes, a channel is no faster than the NIC it crosses (TunerTopo::netGBps, when known).
+  double chBw = nNodes <= 2 ? g.bwIntra : g.bwInter;
+  if (nNodes > 1 && topo_.netGBps > 0) chBw = std::min(chBw, topo_.netGBps);
+  const double nicLatUs = nNodes > 1 ? std::max(g.latencyInter, topo_.netLatencyUs) : g.latencyInter;
 
   if (func == kFuncSendRecv) {
     // Point-to-point is not ranked by NCCL's table; a nominal Ring/Simple entry (one hop at the
     // ring's full bandwidth) keeps the tuner total for it.
     if (algo != kAlgoRing || proto != kProtoSimple) return false;
-    *algBw = nCh * (nNodes <= 2 ? g.bwIntra : g.bwInter);
+    *algBw = nCh * chBw;
     *latUs = c_.baseLatencies[kAlgoRing][kProtoSimple];
     return *algBw > 0;
   }
 
   // Bus bandwidth: channels x per-channel bandwidth (inside the node up to 2 nodes, else the
   // network's), then the protocol and algorithm ceilings.
-  double busBw = nCh * (nNodes <= 2 ? g.bwIntra : g.bwInter);
+  double busBw = nCh * chBw;
   if (algo == kAlgoRing && proto == kProtoLL) busBw = std::min(llMaxBw, 0.5 * busBw);
   if (algo == kAlgoRing && proto == kProtoLL128) busBw = std::min(0.92 * busBw, nCh * c_.perChMaxRingLL128Bws[cc][sc]);
   if (algo == kAlgoTree) {
@@ -248,8 +252,8 @@ bool GpuCostModel::bandwidthAndLatency(FuncId func, int algo, int proto, double*
   const int intraHw = g.typeIntra == kPathNvl ? kHwNvlink : kHwPci;
   double intraLat = c_.hwLatencies[intraHw][algo][proto];
   double interLat = (topo_.ppn == 1 ? c_.hwLatencies[kHwNet][kAlgoTree][proto] : c_.hwLatencies[kHwNet][algo][proto]) +
-                    g.latencyInter;
-  if (proto == kProtoSimple) interLat += g.latencyInter;  // the receive flush
+                    nicLatUs;
+  if (proto == kProtoSimple) interLat += nicLatUs;  // the receive flush
   double lat = c_.baseLatencies[algo][proto];
   const int log2Nodes = log2Floor(static_cast<size_t>(nNodes));
   if (algo == kAlgoRing) {

@@ -43,24 +43,43 @@ double HostCostModel::stepModelUs(FuncId func, int algo, int proto, size_t bytes
     bytesPerUs *= kLLBandwidthFactor;
   }
   const double b = double(bytes);
-  if (func == kFuncSendRecv) return step + b / bytesPerUs;  // one transfer, for simulation only
+  // Across hosts (TunerTopo::netGBps known, more than one node): the bytes one host's NIC moves
+  // each way take bytes / netGBps, overlapped with the copies (the slower of the two counts), and
+  // every step that crosses hosts adds the NIC's latency.
+  const int nNodes = topo_.nNodes;
+  const bool net = nNodes > 1 && topo_.netGBps > 0;
+  auto cost = [&](double steps, double copyBytes, double nicBytes, double nicSteps) {
+    double bwUs = copyBytes / bytesPerUs;
+    if (net) bwUs = std::max(bwUs, nicBytes / (topo_.netGBps * 1e3));
+    return steps * step + bwUs + (net ? nicSteps * topo_.netLatencyUs : 0.0);
+  };
+  if (func == kFuncSendRecv) return cost(1, b, b, 1);  // one transfer, for simulation only
   switch (algo) {
     case kAlgoRing:
+      // Each host's NIC carries one ring hop each way: the bytes every rank sends.
       switch (func) {
-        case kFuncAllReduce: return 2.0 * (n - 1) * step + 2.0 * (n - 1) / n * b / bytesPerUs;
+        case kFuncAllReduce: {
+          double moved = 2.0 * (n - 1) / n * b;
+          return cost(2.0 * (n - 1), moved, moved, 2.0 * (nNodes - 1));
+        }
         case kFuncAllGather:
-        case kFuncReduceScatter: return (n - 1) * step + double(n - 1) / n * b / bytesPerUs;
-        default: return (n - 1) * step + b / bytesPerUs;  // Broadcast / Reduce: pipelined chain
+        case kFuncReduceScatter: {
+          double moved = double(n - 1) / n * b;
+          return cost(n - 1, moved, moved, nNodes - 1);
+        }
+        default: return cost(n - 1, b, b, nNodes - 1);  // Broadcast / Reduce: pipelined chain
       }
     case kAlgoTree: {
       // Reduce up a chain inside each node and a binary tree across nodes, then broadcast down:
-      // each rank receives from up to two children and forwards once each way.
-      int depth = (topo_.ppn - 1) + ceilLog2(topo_.nNodes);
-      return 2.0 * depth * step + 2.5 * b / bytesPerUs;
+      // each rank receives from up to two children and forwards once each way. A host's NIC
+      // moves b each way between two hosts, up to 3b (two children and a parent) beyond.
+      int depth = (topo_.ppn - 1) + ceilLog2(nNodes);
+      return cost(2.0 * depth, 2.5 * b, (nNodes > 2 ? 3.0 : 1.0) * b, 2.0 * ceilLog2(nNodes));
     }
     case kAlgoOneShot:
-      // One step, but every rank receives n-1 vectors and reduces n of them.
-      return step + (2.0 * n - 1) * b / bytesPerUs;
+      // One step, but every rank receives n-1 vectors and reduces n of them; a host's NIC brings
+      // in the vectors of every rank on other hosts for each of its ranks.
+      return cost(1, (2.0 * n - 1) * b, double(n - topo_.ppn) * topo_.ppn * b, 1);
     default: return -1;
   }
 }

@@ -9,7 +9,9 @@
 // once they outnumber the cores (each step then waits for a peer to be scheduled), and the copy
 // + reduce bandwidth is 3.3 GB/s per core shared by the ranks that run on it. LL moves 8-byte
 // flag+data words: 4x less payload bandwidth, slightly longer steps. Neither model has LL128
-// (the host runs LL128 requests as Simple).
+// (the host runs LL128 requests as Simple). Across hosts (TunerTopo::netGBps set) the step model
+// also charges the bytes through one host's NIC at the NIC's speed, overlapped with the copies,
+// and the NIC's latency per step that crosses hosts (docs/tuner.md, "The network term").
 #pragma once
 
 #include <memory>

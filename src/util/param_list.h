@@ -20,8 +20,8 @@ ACCL_PARAM(NCCL_PARAM_DUMP_ALL, Str, "",
            "ncclParamGetAllParameterKeys unless this is true; accl always lists every setting.")
 
 // --- Backend and communicators ---
-ACCL_PARAM(ACCL_BACKEND, Str, "", "Execution backend: 'cuda' or 'host' (default: cuda when built with CUDA "
-                                  "and a GPU is visible, else host).")
+ACCL_PARAM(ACCL_BACKEND, Str, "", "Execution backend: 'auto', 'cuda' or 'host' (default auto: cuda when built "
+                                  "with CUDA and a GPU is visible, else host).")
 ACCL_PARAM(NCCL_COMM_BLOCKING, Int, "-2147483648",
            "Overrides ncclConfig_t.blocking for every communicator (0 = nonblocking, 1 = blocking).")
 ACCL_PARAM(NCCL_COMM_SPLIT_SHARE_RESOURCES, Int, "-2147483648", "Overrides ncclConfig_t.splitShare.")
@@ -30,6 +30,9 @@ ACCL_PARAM(NCCL_CGA_CLUSTER_SIZE, Int, "-2147483648", "Overrides ncclConfig_t.cg
 ACCL_PARAM(NCCL_MIN_CTAS, Int, "-2147483648", "Overrides ncclConfig_t.minCTAs.")
 ACCL_PARAM(NCCL_MAX_CTAS, Int, "-2147483648", "Overrides ncclConfig_t.maxCTAs.")
 ACCL_PARAM(NCCL_NET, Str, "", "Overrides ncclConfig_t.netName: the network to use (IB, Socket, or a plugin's).")
+ACCL_PARAM(NCCL_NET_PLUGIN, Str, "",
+           "External net plugins to try before IB and Socket: a comma list of names (libnccl-net-<name>.so) or "
+           "paths, each also tried as given; \"none\" = no plugin (unset: libnccl-net.so when it can be loaded).")
 ACCL_PARAM(NCCL_COLLNET_ENABLE, Int, "-2147483648", "Overrides ncclConfig_t.collnetEnable.")
 ACCL_PARAM(NCCL_CTA_POLICY, Int, "-2147483648", "Overrides ncclConfig_t.CTAPolicy.")
 ACCL_PARAM(NCCL_NVLS_NCHANNELS, Int, "-2147483648", "Overrides ncclConfig_t.nvlsCTAs.")
@@ -63,6 +66,9 @@ ACCL_PARAM(NCCL_P2P_LEVEL, Str, "",
            "(unset: PXB; SYS on AMD x86 with <= 2 GPUs).")
 ACCL_PARAM(NCCL_P2P_DISABLE, Int, "0", "1: no direct GPU-GPU P2P (pairs go through the CPU); wins over NCCL_P2P_LEVEL.")
 ACCL_PARAM(NCCL_SHM_DISABLE, Int, "0", "1: disable the shared-memory transport between local ranks.")
+ACCL_PARAM(NCCL_CUMEM_ENABLE, Int, "-2",
+           "cuMem (CUDA VMM) for ncclMemAlloc and GPU P2P buffers shared as POSIX fds: 0 off (cudaMalloc, cudaIpc "
+           "handles), 1 on, -2 auto (on when the driver and device support it).")
 ACCL_PARAM(NCCL_NET_GDR_LEVEL, Str, "",
            "Max GPU-NIC path type for GPUDirect RDMA (same names / numbers as NCCL_P2P_LEVEL; unset: PXB).")
 ACCL_PARAM(NCCL_NET_GDR_C2C, Int, "1", "1: a GPU reaching its NIC over C2C then PCIe (P2C) counts as C2C for GDR.")
@@ -71,7 +77,8 @@ ACCL_PARAM(NCCL_PXN_DISABLE, Int, "0", "1: no PXN (reaching a NIC through an NVL
 ACCL_PARAM(NCCL_PXN_C2C, Int, "1", "1: a PXN relay GPU may reach its NIC over C2C (P2C), not only PCIe (<= PXB).")
 ACCL_PARAM(NCCL_ALGO, Str, "",
            "Allowed algorithms, [func:]list[;func:list]... e.g. \"ring;allreduce:tree,ring\"; ^ excludes; names "
-           "Tree Ring CollNetDirect CollNetChain NVLS NVLSTree PAT (unset: all).")
+           "Tree Ring CollNetDirect CollNetChain NVLS NVLSTree PAT, and OneShot (accl: the host backend's "
+           "one-round all-reduce) (unset: all).")
 ACCL_PARAM(NCCL_PROTO, Str, "",
            "Allowed protocols, [func:]list[;func:list]... e.g. \"^LL128;allreduce:LL128\"; ^ excludes; names "
            "LL LL128 Simple (unset: all, LL128 where the topology supports it).")
@@ -92,6 +99,18 @@ ACCL_PARAM(NCCL_SOCKET_RETRY_CNT, Int, "34",
            "Connect attempts retried on refused/unreachable/timed-out errors before giving up.")
 ACCL_PARAM(NCCL_SOCKET_RETRY_SLEEP_MSEC, Int, "100",
            "Sleep before connect retry number N is N times this many milliseconds.")
+ACCL_PARAM(NCCL_SOCKET_NTHREADS, Int, "-2",
+           "Socket network: helper threads per connection, max 16 (-2: auto, 0 = the proxy thread moves the "
+           "data on the control socket; 2 on AWS, 4 on GCP NICs).")
+ACCL_PARAM(NCCL_NSOCKS_PERTHREAD, Int, "-2",
+           "Socket network: data sockets per helper thread; threads x sockets max 64 (-2: auto, 1; 8 on AWS).")
+ACCL_PARAM(NCCL_SOCKET_MIN_TASKSIZE, Int, "65536",
+           "Socket network: smallest piece a large message is split into across the data sockets.")
+ACCL_PARAM(NCCL_SOCKET_INLINE, Int, "128",
+           "Socket network: messages up to this many bytes travel on the control socket, not the data sockets.")
+ACCL_PARAM(ACCL_SOCKET_HANDSHAKE_MS, Int, "5000",
+           "Socket network: a connection to a listening port that has not sent its hello (magic, connection id) "
+           "within this many milliseconds is rejected with a WARN naming its address.")
 ACCL_PARAM(ACCL_BOOTSTRAP_TIMEOUT_MS, Int, "120000",
            "Bound on every bootstrap wait (root waiting for ranks, ranks waiting for the root or a peer); "
            "on expiry init fails naming the ranks that never arrived.")
@@ -99,6 +118,27 @@ ACCL_PARAM(ACCL_BOOTSTRAP_SECRET, Str, "",
            "With NCCL_COMM_ID: a passphrase every rank must share; its SHA-256 becomes the job's bootstrap "
            "secret, which every connection must prove. Unset: NCCL_COMM_ID jobs accept anyone who can reach "
            "the port, as NCCL does (ids from ncclGetUniqueId always carry a random secret).")
+
+// --- InfiniBand / RoCE network (transports/net/ib) ---
+ACCL_PARAM(ACCL_IBVERBS_LIB, Str, "libibverbs.so.1",
+           "Verbs library the IB network loads with dlopen (e.g. the test emulator libaccl-verbs-emu.so); when it "
+           "cannot be loaded or reports no active port the IB network has zero devices.")
+ACCL_PARAM(NCCL_IB_DISABLE, Int, "0", "1: do not use the IB network (no verbs library is loaded).")
+ACCL_PARAM(NCCL_IB_HCA, Str, "",
+           "HCAs (ports) the IB network uses: prefix list, ^ excludes, = exact names, name:port (e.g. =mlx5_0:1).")
+ACCL_PARAM(NCCL_IB_GID_INDEX, Int, "-1",
+           "RoCE GID index (-1: the first GID of NCCL_IB_ADDR_FAMILY and NCCL_IB_ROCE_VERSION_NUM).")
+ACCL_PARAM(NCCL_IB_ROCE_VERSION_NUM, Int, "2", "RoCE version of the GID chosen when NCCL_IB_GID_INDEX is -1.")
+ACCL_PARAM(NCCL_IB_ADDR_FAMILY, Str, "AF_INET",
+           "Address family (AF_INET or AF_INET6) of the GID chosen when NCCL_IB_GID_INDEX is -1.")
+ACCL_PARAM(NCCL_IB_TIMEOUT, Int, "20", "IB ack timeout exponent: 4.096 us x 2^value per retry (QP attribute).")
+ACCL_PARAM(NCCL_IB_RETRY_CNT, Int, "7", "IB transport retries before a work request fails (QP attribute).")
+ACCL_PARAM(NCCL_IB_SL, Int, "-1", "IB service level (-1: the connection's traffic class, else 0).")
+ACCL_PARAM(NCCL_IB_TC, Int, "-1", "IB / RoCE traffic class (-1: the connection's traffic class, else 0).")
+ACCL_PARAM(NCCL_IB_QPS_PER_CONNECTION, Int, "1",
+           "Queue pairs per IB connection (1..16); each message is split across them in 128-byte aligned parts.")
+ACCL_PARAM(NCCL_IB_PCI_RELAXED_ORDERING, Int, "2",
+           "Register memory with PCIe relaxed ordering: 0 off, 1 on, 2 when the verbs library offers it.")
 
 // --- Collective engine ---
 ACCL_PARAM(NCCL_MIN_NCHANNELS, Int, "0", "Minimum number of channels (host backend: worker threads per rank).")

@@ -21,3 +21,6 @@ target_include_directories(accl_collective_expect_tests PRIVATE ${PROJECT_SOURCE
 target_compile_options(accl_collective_expect_tests PRIVATE -Wall -Wextra)
 target_link_libraries(accl_collective_expect_tests PRIVATE accl_test_support GTest::gtest GTest::gtest_main)
 gtest_discover_tests(accl_collective_expect_tests PROPERTIES LABELS unit TIMEOUT 120 DISCOVERY_TIMEOUT 60)
+
+# The network transport between virtual hosts (NCCL_HOSTID per forked rank, socket on loopback).
+accl_add_mp_test(accl_mp_net_tests ${ACCL_COLL_HELPERS} collective_runner.cc net_transport_test.cc)

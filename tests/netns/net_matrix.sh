@@ -1,0 +1,110 @@
+#!/usr/bin/env bash
+# Runs a command under tests/netns/multihost.sh (H namespace hosts x P ranks) for the ctest tests
+# of label netns, and checks what the run left behind:
+#   * no namespace of the run (acclmh<pid>-*) remains, and no process of the run (one whose
+#     environment holds ACCL_MH_NETNS=acclmh<pid>) is still alive to hold a socket;
+#   * no new accl entry in /dev/shm (accl's shared memory is unnamed; a named leftover is a bug);
+#   * with -g REGEX: at least -m N (default 1) lines of the ranks' output match REGEX (e.g. logged
+#     rejections);
+#   * with -n: every connection between ranks on different hosts went through the net transport
+#     ("Channel .. : a[..] -> b[..] via NET/..." lines, logged with NCCL_DEBUG=INFO and
+#     NCCL_DEBUG_SUBSYS=INIT, which -n sets), and there was at least one.
+# Each run gets a fresh directory in ACCL_NM_DIR (the fault time, the unique-id file) and
+# ACCL_NM_ID_FILE, removed afterwards.
+#
+#   tests/netns/net_matrix.sh [-H hosts] [-P ranks-per-host] [-t seconds] [-n | -N net] [-g regex [-m count]] -- command...
+#
+# Exit status: multihost.sh's (77 when namespaces cannot be made here: the test is skipped), or 1
+# when the run passed but a check above failed.
+set -u
+here=$(cd "$(dirname "$0")" && pwd)
+mh_args=()
+grep_re=""
+need_net=0
+per_host=1
+min_matches=1
+want_net=""
+while getopts "H:P:t:g:m:nN:" opt; do
+  case "$opt" in
+    H | t) mh_args+=("-$opt" "$OPTARG") ;;
+    P) mh_args+=("-P" "$OPTARG"); per_host=$OPTARG ;;
+    n) need_net=1 ;;
+    N) need_net=1; want_net=$OPTARG ;;
+    g) grep_re=$OPTARG ;;
+    m) min_matches=$OPTARG ;;
+    *) echo "usage: $0 [-H hosts] [-P ranks-per-host] [-t seconds] [-n | -N net] [-g regex [-m count]] -- command..." >&2; exit 2 ;;
+  esac
+done
+shift $((OPTIND - 1))
+[ "${1:-}" = "--" ] && shift
+[ $# -ge 1 ] || { echo "$0: no command" >&2; exit 2; }
+
+dir=$(mktemp -d "${TMPDIR:-/tmp}/accl-netmatrix.XXXXXX") || exit 1
+shm_before=$(ls /dev/shm 2>/dev/null | grep -i accl | sort)
+trap 'rm -rf "$dir"' EXIT
+
+if [ $need_net -eq 1 ]; then export NCCL_DEBUG=INFO NCCL_DEBUG_SUBSYS=INIT; fi
+ACCL_NM_DIR="$dir" ACCL_NM_ID_FILE="$dir/unique_id" "$here/multihost.sh" "${mh_args[@]}" -- "$@" \
+  >"$dir/out.log" 2>&1 &
+mh=$!
+wait "$mh"
+status=$?
+cat "$dir/out.log"
+[ $status -eq 77 ] && exit 77
+
+bad=0
+left=$(ip netns list 2>/dev/null | awk '{print $1}' | grep "^acclmh$mh-")
+if [ -n "$left" ]; then echo "$0: FAIL: namespaces left behind: $left" >&2; bad=1; fi
+procs=""
+for _ in 1 2 3 4 5 6 7 8 9 10; do  # SIGKILLed processes may take a moment to go
+  procs=$(grep -lzsx "ACCL_MH_NETNS=acclmh$mh" /proc/[0-9]*/environ 2>/dev/null | cut -d/ -f3 | tr '\n' ' ')
+  [ -z "$procs" ] && break
+  sleep 0.2
+done
+if [ -n "$procs" ]; then echo "$0: FAIL: processes of the run still alive: $procs" >&2; bad=1; fi
+shm_after=$(ls /dev/shm 2>/dev/null | grep -i accl | sort)
+new_shm=$(comm -13 <(echo "$shm_before") <(echo "$shm_after") | grep .)
+if [ -n "$new_shm" ]; then echo "$0: FAIL: new accl entries in /dev/shm: $new_shm" >&2; bad=1; fi
+if [ -n "$grep_re" ]; then
+  matches=$(grep -Ec "$grep_re" "$dir/out.log")
+  echo "$0: $matches output lines match /$grep_re/ (at least $min_matches wanted)"
+  if [ "$matches" -lt "$min_matches" ]; then echo "$0: FAIL: too few lines match /$grep_re/" >&2; bad=1; fi
+fi
+if [ $need_net -eq 1 ]; then
+  # "... Channel 00 : 1[0] -> 0[0] via NET/Socket/0": ranks r live in host r / per_host.
+  verdict=$(awk -v P="$per_host" '
+    match($0, / ([0-9]+)\[[0-9]+\] -> ([0-9]+)\[[0-9]+\] via [^ ]+/) {
+      m = substr($0, RSTART, RLENGTH)
+      gsub(/[][]/, " ", m)
+      split(m, f)
+      a = f[1]; b = f[4]; via = f[7]
+      if (int(a / P) == int(b / P)) next
+      cross++
+      if (via !~ /^NET/) { bad++; if (!ex) ex = $0 }
+      kinds[via]++
+    }
+    END {
+      for (k in kinds) s = s " " k " x" kinds[k]
+      printf "%d %d%s\n", cross + 0, bad + 0, s
+      if (ex) print ex
+    }' "$dir/out.log")
+  read -r cross nonnet rest <<<"$(head -1 <<<"$verdict")"
+  echo "$0: connections between hosts: $cross ($rest )"
+  if [ "$cross" -eq 0 ]; then echo "$0: FAIL: no connection between hosts was logged (NCCL_DEBUG_SUBSYS=INIT)" >&2; bad=1; fi
+  if [ "$nonnet" -ne 0 ]; then
+    echo "$0: FAIL: $nonnet connections between hosts did not use the net transport, e.g.: $(sed -n 2p <<<"$verdict")" >&2
+    bad=1
+  fi
+fi
+if [ -n "$want_net" ]; then
+  used=$(grep -oE "NET: rank [0-9]+ uses network [^,]+," "$dir/out.log" | sed -E 's/.*uses network (.*),/\1/' | sort | uniq -c |
+         awk '{printf "%s%s x%s", sep, $2, $1; sep = ", "}')
+  echo "$0: networks used: ${used:-none logged} (want $want_net)"
+  if [ -z "$used" ] || grep -qvE "^$want_net x[0-9]+$" <<<"$(tr ',' '\n' <<<"$used" | sed 's/^ //')"; then
+    echo "$0: FAIL: the ranks did not all use network $want_net" >&2
+    bad=1
+  fi
+fi
+if [ $status -ne 0 ]; then echo "$0: the run failed with status $status" >&2; exit $status; fi
+[ $bad -eq 0 ] && echo "$0: passed; nothing left behind (namespaces acclmh$mh-*, their processes, /dev/shm)"
+exit $bad

@@ -1,0 +1,70 @@
+# Issue 11 across namespace hosts (label netns, root only; exit 77 = skipped): net_matrix_rank run
+# by net_matrix.sh under multihost.sh, every namespace a host (NCCL_HOSTID), so every connection
+# between hosts is the net transport. Included from tests/netns/CMakeLists.txt.
+#   NetMatrix.<net>.H<h>P<p>  the covering collective matrix over Socket and the emulated IB
+#   NetMatrix.Plugin.H2P1     the matrix's all-reduce over the acclTest plugin (NCCL_NET_PLUGIN=path)
+#   NetFault.<net>.<fault>    link down / QP error / SIGKILL during large all-reduces
+#   NetWire.Socket.Attack     junk, wrong magic and silent connections to every listening port
+set(ACCL_COLL_DIR ${PROJECT_SOURCE_DIR}/tests/mp)
+add_executable(net_matrix_rank net_matrix_rank.cc net_matrix_cases.cc net_fault_rank.cc net_wire_attacker.cc
+                               ${ACCL_COLL_DIR}/collective_types.cc ${ACCL_COLL_DIR}/collective_expect.cc
+                               ${ACCL_COLL_DIR}/collective_runner.cc)
+target_include_directories(net_matrix_rank PRIVATE ${PROJECT_SOURCE_DIR}/tests)
+target_compile_options(net_matrix_rank PRIVATE -Wall -Wextra)
+target_link_libraries(net_matrix_rank PRIVATE nccl accl_test_support ${CMAKE_DL_LIBS})
+
+set(ACCL_NM_RUN ${CMAKE_CURRENT_SOURCE_DIR}/net_matrix.sh)
+# -N <net>: every connection between hosts must be the net transport, on network <net> (checked in
+# the INIT log: no silent fallback to shm or to another network).
+function(accl_net_matrix_test name net hosts per_host)
+  add_test(NAME ${name} COMMAND ${ACCL_NM_RUN} -N ${net} -H ${hosts} -P ${per_host} -t 100 ${ARGN})
+  set_tests_properties(${name} PROPERTIES LABELS netns TIMEOUT 150 SKIP_RETURN_CODE 77)
+endfunction()
+
+set(ACCL_NM_NETS Socket)
+set(ACCL_NM_ENV_Socket NCCL_NET=Socket)
+if(TARGET accl-verbs-emu)
+  list(APPEND ACCL_NM_NETS IB)
+  set(ACCL_NM_ENV_IB NCCL_NET=IB ACCL_IBVERBS_LIB=$<TARGET_FILE:accl-verbs-emu>)
+  add_dependencies(net_matrix_rank accl-verbs-emu)
+endif()
+foreach(net ${ACCL_NM_NETS})
+  foreach(shape 2x1 2x2 4x1 4x2)
+    string(REPLACE "x" ";" hp ${shape})
+    list(GET hp 0 h)
+    list(GET hp 1 p)
+    accl_net_matrix_test(NetMatrix.${net}.H${h}P${p} ${net} ${h} ${p} -- env ${ACCL_NM_ENV_${net}}
+                         $<TARGET_FILE:net_matrix_rank> matrix)
+  endforeach()
+endforeach()
+if(TARGET accl_test_net_v8)
+  accl_net_matrix_test(NetMatrix.Plugin.H2P1 acclTest 2 1 -- env NCCL_NET_PLUGIN=$<TARGET_FILE:accl_test_net_v8>
+                       NCCL_NET=acclTest $<TARGET_FILE:net_matrix_rank> matrix allreduce)
+  add_dependencies(net_matrix_rank accl_test_net_v8)
+endif()
+
+# Faults: liveness lowered so a dead link is declared within seconds (the defaults give 20 s of
+# heartbeat silence, under the 30 s the issue allows); the rank checks error <= 15 s after the fault.
+set(ACCL_NM_FAULT_ENV ACCL_HEARTBEAT_INTERVAL_MS=250 ACCL_HEARTBEAT_TIMEOUT_MS=3000 ACCL_NM_FAULT_BOUND_S=15
+                      ACCL_VERBS_EMU_RETRY_MS=2000)
+accl_net_matrix_test(NetFault.Socket.LinkDown Socket 2 1 -- env NCCL_NET=Socket ${ACCL_NM_FAULT_ENV}
+                     $<TARGET_FILE:net_matrix_rank> fault linkdown)
+accl_net_matrix_test(NetFault.Socket.Kill Socket 2 1 -- env NCCL_NET=Socket ${ACCL_NM_FAULT_ENV}
+                     $<TARGET_FILE:net_matrix_rank> fault kill)
+if(TARGET accl-verbs-emu)
+  accl_net_matrix_test(NetFault.IB.QpError IB 2 1 -- env ${ACCL_NM_ENV_IB} ${ACCL_NM_FAULT_ENV}
+                       $<TARGET_FILE:net_matrix_rank> fault qperror)
+endif()
+
+# Bad input: the listeners reject the attacker's connections (a WARN line, shown since -n sets
+# NCCL_DEBUG=INFO) and the job runs.
+# Each net listener of host 0 gets the attacker's three connections: junk and wrong magic are
+# rejected at once ("wrong magic", at least 3 lines wanted); a silent one would be rejected after
+# ACCL_SOCKET_HANDSHAKE_MS (1 s here), but the listener usually closes sooner, once its real
+# connection is accepted.
+accl_net_matrix_test(NetWire.Socket.Attack Socket 2 2 -g "NET/Socket.*rejected" -m 3 -- env NCCL_NET=Socket
+                     ACCL_SOCKET_HANDSHAKE_MS=1000 $<TARGET_FILE:net_matrix_rank> attack)
+
+# tests/netns/bench_net.sh's raw TCP measurement (a tool, not a test).
+add_executable(tcp_bidir tcp_bidir.cc)
+target_link_libraries(tcp_bidir PRIVATE Threads::Threads)

@@ -1,0 +1,114 @@
+// The state of one end of a network connection (transports/net/net_transport.cc): its memory —
+// all of it local, the FifoView never points anywhere else — its NetDevice comm and
+// registration, and the proxy's progress through the steps.
+//
+// Receiver memory: [tail counter][Simple slots][LL slots] (fifo.h's receiver layout), then the
+// local copy of head that the receiver's Prims release into, the LL bounce slots and the step
+// headers that arrive. Sender memory: the staging FIFO in the receiver's layout (the Prims write
+// there as if it were the peer's), then the head counter the proxy publishes into and the step
+// headers that leave.
+//
+// On the wire every step is a NetStepHeader (its step number and fifo.h step info: bytes and
+// protocol) followed, when it carries bytes, by the slot's bytes: the receiving proxy learns from
+// the header where the payload goes (the Simple slot, or an LL bounce slot that is copied into
+// the LL slot with 8-byte atomic stores) before it posts the payload's receive.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+
+#include "device/common/fifo.h"
+#include "transports/net/net_device.h"
+#include "transports/transport.h"
+
+namespace accl {
+
+class NetContext;
+
+struct NetStepHeader {
+  uint32_t info;  // fifo.h step info: slot bytes | kFifoStepLL
+  uint32_t step;  // low half of the step number (checked by the receiver)
+};
+
+// What the receiver's blob carries to the sender.
+struct NetBlob {
+  static constexpr uint32_t kMagic = 0x6e657462;  // "netb"
+  uint32_t magic;
+  int32_t dev;
+  NetHandle handle;
+};
+
+// The header a sender sends last, when its communicator lets go of the connection after
+// everything published was sent: the receiver stops posting receives (so the closing socket is
+// no error) and closes its end once the steps before it have landed.
+constexpr uint32_t kNetGoodbyeInfo = 0xffffffffu;
+
+constexpr int kNetHeaderTag = 0x6864;
+constexpr int kNetDataTag = 0x6474;
+
+struct NetConnResources : TransportResources {
+  ~NetConnResources() override;
+
+  NetContext* ctx = nullptr;
+  NetDevice* net = nullptr;
+  ConnSide side = ConnSide::kSend;
+  int rank = -1;
+  int peerRank = -1;
+  int channel = 0;
+  std::string peerHost;
+  FifoLayout layout{};
+
+  // Memory (one allocation, registered once).
+  char* mem = nullptr;
+  size_t memBytes = 0;
+  char* fifo = nullptr;            // receiver layout: tail, Simple slots, LL slots
+  FifoCounter* head = nullptr;     // sender: published by the proxy; receiver: the Prims' releases
+  LLWord* bounce = nullptr;        // receiver: kFifoSteps LL slots the network fills
+  NetStepHeader* headers = nullptr;  // kFifoSteps
+
+  NetListenComm* listenComm = nullptr;
+  NetSendComm* sendComm = nullptr;
+  NetRecvComm* recvComm = nullptr;
+  NetMemHandle* mhandle = nullptr;
+  bool inProxy = false;
+  bool failed = false;
+  bool closing = false;          // sender: send the goodbye once everything published is sent
+  NetRequest* byeReq = nullptr;  // sender: the goodbye in flight
+  bool byeDone = false;          // sender: the goodbye was sent
+  bool peerLeft = false;         // receiver: the goodbye arrived
+  bool closedLocally = false;    // receiver: counters closed after the goodbye
+
+  // Sender progress: steps [doneStep, postStep) are posted; postStep's header may be.
+  // Receiver progress: steps [doneStep, postStep) have their payload posted (or none);
+  // postStep's header is posted (hdrReq) or received (hdrReady).
+  uint64_t postStep = 0;
+  uint64_t doneStep = 0;
+  bool hdrPosted = false;
+  NetRequest* hdrReq = nullptr;
+  bool hdrReady = false;
+  struct Step {
+    NetRequest* hdr = nullptr;
+    NetRequest* data = nullptr;
+    uint32_t info = 0;
+    bool complete = false;
+  } steps[kFifoSteps];
+
+  size_t llSlotBytes() const { return layout.llSlotWords * sizeof(LLWord); }
+  FifoCounter* tail() const { return reinterpret_cast<FifoCounter*>(fifo + FifoLayout::tailOffset()); }
+  char* simpleSlot(uint64_t s) const { return fifo + layout.simpleOffset() + (s % kFifoSteps) * layout.simpleSlotBytes; }
+  char* llSlot(uint64_t s) const { return fifo + layout.llOffset() + (s % kFifoSteps) * llSlotBytes(); }
+  char* bounceSlot(uint64_t s) const { return reinterpret_cast<char*>(bounce) + (s % kFifoSteps) * llSlotBytes(); }
+
+  // Marks the connection failed: both local counters closed (a waiting Prims wakes), the error
+  // logged once with both ranks and the peer's host (a WARN, or INFO while closing). Returns `res`.
+  ncclResult_t failWith(ncclResult_t res, const char* what);
+  // Sets `closed` on both local counters and wakes their sleepers.
+  void closeCounters();
+};
+
+// Proxy progress of each end (net_send_progress.cc, net_recv_progress.cc).
+ncclResult_t netSendProgress(NetConnResources* r, bool* progressed);
+ncclResult_t netRecvProgress(NetConnResources* r, bool* progressed);
+
+}  // namespace accl

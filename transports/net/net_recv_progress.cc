@@ -1,0 +1,133 @@
+// The receiving end's proxy progress (see net_conn.h): it receives the header of the next step,
+// then — once the step's slot is free (the receiver's Prims released the step kFifoSteps before:
+// local head copy + kFifoSteps > step) — posts the receive of its bytes into the Simple slot or
+// an LL bounce slot, and receives the next header. Steps complete in order: an LL step is copied
+// into its LL slot with 8-byte atomic stores (no torn flag/data word), then tail = step + 1 is
+// published locally, which the receiver's Prims waits on.
+#include <atomic>
+#include <cstdio>
+#include <cstring>
+
+#include "backend/host/host_wait.h"
+#include "transports/net/net_conn.h"
+#include "util/check.h"
+#include "util/log.h"
+
+namespace accl {
+namespace {
+
+std::atomic_ref<uint64_t> counter(FifoCounter* c) { return std::atomic_ref<uint64_t>(c->value); }
+
+// Copies `bytes` (whole LL words) from the bounce slot into the LL slot, word by word, atomically.
+void landLL(NetConnResources* r, uint64_t s, size_t bytes) {
+  const uint64_t* from = reinterpret_cast<const uint64_t*>(r->bounceSlot(s));
+  uint64_t* to = reinterpret_cast<uint64_t*>(r->llSlot(s));
+  for (size_t w = 0; w < bytes / sizeof(uint64_t); ++w)
+    std::atomic_ref<uint64_t>(to[w]).store(from[w], std::memory_order_relaxed);
+}
+
+// Posts what the received header of step `s` asks for; false when the slot is still busy or the
+// device cannot take the receive now.
+ncclResult_t postPayload(NetConnResources* r, uint64_t s, bool* posted) {
+  *posted = false;
+  const NetStepHeader h = r->headers[s % kFifoSteps];
+  const bool ll = (h.info & kFifoStepLL) != 0;
+  const size_t bytes = h.info & ~kFifoStepLL;
+  const size_t capacity = ll ? r->llSlotBytes() : r->layout.simpleSlotBytes;
+  if (h.step != static_cast<uint32_t>(s) || bytes > capacity || (ll && bytes % sizeof(LLWord) != 0)) {
+    char what[160];
+    std::snprintf(what, sizeof(what), "step %llu: the header announces step %u with %zu %s bytes (slot: %zu)",
+                  static_cast<unsigned long long>(s), h.step, bytes, ll ? "LL" : "Simple", capacity);
+    return r->failWith(ncclRemoteError, what);
+  }
+  NetConnResources::Step& st = r->steps[s % kFifoSteps];
+  if (bytes == 0) {
+    st = NetConnResources::Step{nullptr, nullptr, h.info, true};
+    *posted = true;
+    return ncclSuccess;
+  }
+  const uint64_t released = counter(r->head).load(std::memory_order_acquire);
+  if (released + kFifoSteps <= s) return ncclSuccess;  // the Prims still read the slot
+  void* data = ll ? static_cast<void*>(r->bounceSlot(s)) : static_cast<void*>(r->simpleSlot(s));
+  size_t size = capacity;
+  int tag = kNetDataTag;
+  NetRequest* req = nullptr;
+  ncclResult_t res = r->net->irecv(r->recvComm, 1, &data, &size, &tag, &r->mhandle, &req);
+  if (res != ncclSuccess) return r->failWith(res, "posting a step's receive");
+  if (!req) return ncclSuccess;
+  st = NetConnResources::Step{nullptr, req, h.info, false};
+  *posted = true;
+  return ncclSuccess;
+}
+
+}  // namespace
+
+ncclResult_t netRecvProgress(NetConnResources* r, bool* progressed) {
+  if (r->failed) return ncclRemoteError;
+  // Headers and payload receives, in the order the sender sent them.
+  for (int round = 0; round < kFifoSteps && !r->peerLeft; ++round) {
+    const uint64_t s = r->postStep;
+    if (!r->hdrReady && !r->hdrReq) {
+      void* data = &r->headers[s % kFifoSteps];
+      size_t size = sizeof(NetStepHeader);
+      int tag = kNetHeaderTag;
+      ncclResult_t res = r->net->irecv(r->recvComm, 1, &data, &size, &tag, &r->mhandle, &r->hdrReq);
+      if (res != ncclSuccess) return r->failWith(res, "posting a step header's receive");
+      if (!r->hdrReq) break;
+      *progressed = true;
+    }
+    if (r->hdrReq) {
+      int done = 0;
+      size_t size = 0;
+      ncclResult_t res = r->net->test(r->hdrReq, &done, &size);
+      if (res != ncclSuccess) return r->failWith(res, "receiving a step header");
+      if (!done) break;
+      r->hdrReq = nullptr;
+      if (size != sizeof(NetStepHeader)) return r->failWith(ncclRemoteError, "a step header of the wrong size arrived");
+      *progressed = true;
+      if (r->headers[s % kFifoSteps].info == kNetGoodbyeInfo) {
+        r->peerLeft = true;  // nothing follows: post nothing more
+        break;
+      }
+      r->hdrReady = true;
+    }
+    bool posted = false;
+    ACCL_CHECK(postPayload(r, s, &posted));
+    if (!posted) break;
+    r->hdrReady = false;
+    r->postStep++;
+    *progressed = true;
+  }
+  // Completions, published in step order.
+  while (r->doneStep < r->postStep) {
+    const uint64_t s = r->doneStep;
+    NetConnResources::Step& st = r->steps[s % kFifoSteps];
+    if (!st.complete) {
+      int done = 0;
+      size_t size = 0;
+      ncclResult_t res = r->net->test(st.data, &done, &size);
+      if (res != ncclSuccess) return r->failWith(res, "receiving a step's data");
+      if (!done) break;
+      st.data = nullptr;
+      const size_t bytes = st.info & ~kFifoStepLL;
+      if (size != bytes) return r->failWith(ncclRemoteError, "a step's data does not match its header's size");
+      if (st.info & kFifoStepLL) landLL(r, s, bytes);
+      st.complete = true;
+    }
+    r->doneStep++;
+    FifoCounter* tail = r->tail();
+    counter(tail).store(r->doneStep, std::memory_order_seq_cst);
+    wakeSleepers(tail->sleepers, tail->value);
+    *progressed = true;
+  }
+  if (r->peerLeft && !r->closedLocally && r->doneStep == r->postStep) {
+    // Like a local peer that closes: a Prims that waits for more learns it from `closed`.
+    r->closedLocally = true;
+    ACCL_INFO(ACCL_LOG_NET, "NET/proxy: rank %d: rank %d (host %s) closed its end of channel %d after step %llu",
+              r->rank, r->peerRank, r->peerHost.c_str(), r->channel, static_cast<unsigned long long>(r->doneStep));
+    r->closeCounters();
+  }
+  return ncclSuccess;
+}
+
+}  // namespace accl
