@@ -1,0 +1,432 @@
+// CudaBackend: set-up, chunk sizing, connect, launch on streams, completion, errors, abort
+// (see cuda_backend.h).
+#include "backend/cuda/cuda_backend.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cstring>
+
+#include "backend/cuda/kernel_launch.h"
+#include "core/comm.h"
+#include "core/engine.h"
+#include "core/peer_failure.h"
+#include "device/cuda/prims_conn.h"
+#include "util/check.h"
+#include "util/log.h"
+#include "util/params.h"
+
+namespace accl {
+namespace {
+
+static_assert(kMaxChannels <= kArgMaxChannels, "the kernel arguments must describe every channel");
+
+ncclResult_t cudaFail(const char* what, cudaError_t err) {
+  return fail(ncclUnhandledCudaError, "CUDA backend: %s failed: %s (%s)", what, cudaGetErrorString(err),
+              cudaGetErrorName(err));
+}
+#define ACCL_CUDA_CHECK(call)                                  \
+  do {                                                         \
+    cudaError_t accl_cuda_err_ = (call);                       \
+    if (accl_cuda_err_ != cudaSuccess) return cudaFail(#call, accl_cuda_err_); \
+  } while (0)
+
+// Offsets inside the mapped state block.
+constexpr size_t kFlagsBytes = 64;  // abort flag, error word, error detail (one cache line)
+constexpr size_t kConnBlock = 256;  // PrimsConns per block of connection storage
+
+size_t alignUp(size_t v, size_t a) { return (v + a - 1) / a * a; }
+
+// Ranks of the communicator running on this rank's GPU (same host, same PCI bus id).
+int ranksOnMyDevice(const ncclComm& comm) {
+  const PeerInfo& me = comm.peers[comm.rank];
+  int n = 0;
+  for (const PeerInfo& p : comm.peers) n += p.hostHash == me.hostHash && p.busId == me.busId;
+  return std::max(n, 1);
+}
+
+}  // namespace
+
+CudaBackend::CudaBackend(ncclComm* comm, CommEngine* engine) : comm_(comm), engine_(engine) {}
+
+CudaBackend::~CudaBackend() {
+  // Launches still in flight: a destroy waits for them, an abort has raised the flag, which the
+  // watcher (or this line) copies to the device so they end promptly.
+  stopWatcher_ = true;
+  if (watcher_.joinable()) watcher_.join();
+  if (abortFlag_ && comm_->abortFlag.load(std::memory_order_acquire)) *reinterpret_cast<volatile uint32_t*>(abortFlag_) = 1;
+  cudaSetDevice(device_);
+  for (InFlight& f : inFlight_) {
+    cudaEventSynchronize(f.done);
+    cudaEventDestroy(f.done);
+    freeMapped(f.spill);
+    engine_->plans.recycle(std::move(f.plan));
+  }
+  inFlight_.clear();
+  for (cudaEvent_t e : freeEvents_) cudaEventDestroy(e);
+  if (joinEvent_) cudaEventDestroy(joinEvent_);
+  for (Mapped& m : freeSpills_) freeMapped(m);
+  for (Mapped& m : capturedSpills_) freeMapped(m);
+  for (Mapped& m : connBlocks_) freeMapped(m);
+  freeMapped(state_);
+}
+
+int CudaBackend::channelCount(const ncclComm& comm) const {
+  // Residency: every block of every rank on this GPU must be resident together.
+  int sms = 1, perSm = 1, current = 0;
+  cudaGetDevice(&current);
+  cudaSetDevice(comm.cudaDev);
+  cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, comm.cudaDev);
+  if (acclKernelBlocksPerSm(&perSm) != cudaSuccess || perSm < 1) perSm = 1;
+  cudaSetDevice(current);
+  const int cap = std::max(1, sms * perSm / ranksOnMyDevice(comm));
+  int n = std::min(cap, kMaxChannels);  // the tuner picks how many a collective uses
+  const int64_t minCh = paramInt("NCCL_MIN_NCHANNELS");
+  const int64_t maxCh = paramInt("NCCL_MAX_NCHANNELS");
+  if (minCh > n) n = static_cast<int>(minCh);
+  if (comm.config.base.minCTAs > n) n = comm.config.base.minCTAs;
+  if (maxCh > 0 && n > maxCh) n = static_cast<int>(maxCh);
+  if (n > comm.config.base.maxCTAs) n = comm.config.base.maxCTAs;
+  n = std::min({n, cap, kMaxChannels});
+  return std::max(n, 1);
+}
+
+FifoLayout CudaBackend::fifoLayout() const {
+  // NCCL's GPU defaults: 4 MiB of Simple slots and 512 KiB of LL lines per connection.
+  int64_t buff = paramInt("NCCL_BUFFSIZE");
+  int64_t ll = paramInt("NCCL_LL_BUFFSIZE");
+  if (buff <= 0) buff = 4 << 20;
+  if (ll <= 0) ll = 512 << 10;
+  FifoLayout layout;
+  layout.simpleSlotBytes = std::max<size_t>(size_t(buff) / kFifoSteps / 128 * 128, 128);
+  layout.llSlotWords = std::max<size_t>(size_t(ll) / kFifoSteps / sizeof(LLWord) / 2 * 2, 8);
+  return layout;
+}
+
+ncclResult_t CudaBackend::allocMapped(size_t bytes, Mapped* out) {
+  void* host = nullptr;
+  ACCL_CUDA_CHECK(cudaHostAlloc(&host, bytes, cudaHostAllocMapped | cudaHostAllocPortable));
+  void* dev = nullptr;
+  cudaError_t err = cudaHostGetDevicePointer(&dev, host, 0);
+  if (err != cudaSuccess) {
+    cudaFreeHost(host);
+    return cudaFail("cudaHostGetDevicePointer", err);
+  }
+  memset(host, 0, bytes);
+  *out = Mapped{host, dev, bytes};
+  return ncclSuccess;
+}
+
+void CudaBackend::freeMapped(Mapped& m) {
+  if (m.host) cudaFreeHost(m.host);
+  m = Mapped{};
+}
+
+template <class T>
+T* CudaBackend::hostOf(T* dev) const {
+  // Device address -> host view, for the state block.
+  const char* d = reinterpret_cast<const char*>(dev);
+  return reinterpret_cast<T*>(static_cast<char*>(state_.host) + (d - static_cast<const char*>(state_.dev)));
+}
+
+ncclResult_t CudaBackend::start() {
+  device_ = comm_->cudaDev;
+  layout_ = engine_->layout;
+  ACCL_CUDA_CHECK(cudaSetDevice(device_));
+  ACCL_CUDA_CHECK(acclInitKernelTable());
+  const int n = comm_->nranks;
+  // [flags][DevComm][DevChannel x kArgMaxChannels][ring ranks][p2p slots]
+  const size_t commOff = kFlagsBytes;
+  const size_t chanOff = alignUp(commOff + sizeof(DevComm), 64);
+  const size_t ranksOff = alignUp(chanOff + sizeof(DevChannel) * kArgMaxChannels, 64);
+  const size_t slotsOff = alignUp(ranksOff + sizeof(int) * size_t(n) * kArgMaxChannels, 64);
+  const size_t total = slotsOff + sizeof(PrimsConn*) * 2 * size_t(n) * kArgMaxChannels;
+  ACCL_CHECK(allocMapped(total, &state_));
+  mappedBytes_ += total;
+  char* h = static_cast<char*>(state_.host);
+  char* d = static_cast<char*>(state_.dev);
+  abortFlag_ = reinterpret_cast<uint32_t*>(h);
+  errorWord_ = reinterpret_cast<uint32_t*>(h + 4);
+  errorDetail_ = reinterpret_cast<uint32_t*>(h + 8);
+  channels_ = reinterpret_cast<DevChannel*>(h + chanOff);
+  ringRanks_ = reinterpret_cast<int*>(h + ranksOff);
+  p2pSlots_ = reinterpret_cast<PrimsConn**>(h + slotsOff);
+  DevComm* dc = reinterpret_cast<DevComm*>(h + commOff);
+  dc->channels = reinterpret_cast<DevChannel*>(d + chanOff);
+  dc->abortFlag = reinterpret_cast<const uint32_t*>(d);
+  dc->errorWord = reinterpret_cast<uint32_t*>(d + 4);
+  dc->errorDetail = reinterpret_cast<uint32_t*>(d + 8);
+  dc->rank = comm_->rank;
+  dc->nRanks = n;
+  devComm_ = reinterpret_cast<DevComm*>(d + commOff);
+  for (int c = 0; c < kArgMaxChannels; ++c) {
+    DevChannel& ch = channels_[c];
+    ch.nRanks = n;
+    ch.ringIndex = comm_->rank;
+    ch.ringUserRanks = reinterpret_cast<const int*>(d + ranksOff) + size_t(c) * n;
+    ch.tree = TreeView{-1, {-1, -1, -1}};
+    ch.p2pSend = reinterpret_cast<PrimsConn**>(d + slotsOff) + size_t(c) * 2 * n;
+    ch.p2pRecv = ch.p2pSend + n;
+    for (int r = 0; r < n; ++r) ringRanks_[size_t(c) * n + r] = r;
+  }
+  ACCL_CUDA_CHECK(cudaEventCreateWithFlags(&joinEvent_, cudaEventDisableTiming));
+  watcher_ = std::thread([this] { watchAbort(); });
+  return ncclSuccess;
+}
+
+void CudaBackend::watchAbort() {
+  // ncclCommAbort and peer failures raise ncclComm::abortFlag (host memory the device cannot
+  // see); the kernels poll the mapped copy.
+  while (!stopWatcher_.load(std::memory_order_acquire)) {
+    if (comm_->abortFlag.load(std::memory_order_acquire) != 0) {
+      *reinterpret_cast<volatile uint32_t*>(abortFlag_) = 1;
+      return;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+}
+
+void CudaBackend::attachHealth(std::shared_ptr<const CommHealth> health, const uint64_t*, int) {
+  health_ = std::move(health);
+}
+
+size_t CudaBackend::chunkElems(ProtoId proto, size_t elemSize) const {
+  PrimsConn c;
+  c.simpleSlotBytes = layout_.simpleSlotBytes;
+  c.llSlotWords = layout_.llSlotWords;
+  // LL128 lines take the Simple slot's bytes (the GPU transports size their LL128 slots so).
+  c.ll128SlotLines = layout_.simpleSlotBytes / simt::kLL128LineBytes / simt::kLL128LinesPerWarp * simt::kLL128LinesPerWarp;
+  return primsChunkCapacity(c, proto, elemSize);
+}
+
+ncclResult_t CudaBackend::deviceConn(int channel, int peer, bool isSend, PrimsConn** out) {
+  auto key = std::make_tuple(channel, peer, isSend);
+  auto it = conns_.find(key);
+  if (it != conns_.end()) {
+    *out = it->second;
+    return ncclSuccess;
+  }
+  Connection* conn = engine_->conns.find(channel, peer, isSend);
+  if (!conn) return fail(ncclInternalError, "CUDA backend: channel %d has no %s connection with rank %d", channel,
+                         isSend ? "send" : "receive", peer);
+  if (connBlocks_.empty() || connBlockUsed_ == kConnBlock) {
+    Mapped m;
+    ACCL_CHECK(allocMapped(sizeof(PrimsConn) * kConnBlock, &m));
+    mappedBytes_ += m.bytes;
+    connBlocks_.push_back(m);
+    connBlockUsed_ = 0;
+  }
+  Mapped& blk = connBlocks_.back();
+  PrimsConn* host = static_cast<PrimsConn*>(blk.host) + connBlockUsed_;
+  PrimsConn* dev = static_cast<PrimsConn*>(blk.dev) + connBlockUsed_;
+  ++connBlockUsed_;
+  // The transport's FIFO view; its memory must be device-reachable (the GPU transports'
+  // business: device memory, CUDA IPC mappings or registered host memory).
+  *host = primsConnFrom(conn->view);
+  host->ll128 = reinterpret_cast<uint64_t*>(host->simple);
+  host->ll128SlotLines =
+      host->simpleSlotBytes / simt::kLL128LineBytes / simt::kLL128LinesPerWarp * simt::kLL128LinesPerWarp;
+  conns_.emplace(key, dev);
+  *out = dev;
+  return ncclSuccess;
+}
+
+ncclResult_t CudaBackend::publishChannel(int c) {
+  const ChannelPeers& peers = engine_->channels[c];
+  DevChannel& ch = channels_[c];
+  const int n = comm_->nranks;
+  if (peers.ringConnected && n > 1 && !ch.ringSend) {
+    for (int r = 0; r < n; ++r) ringRanks_[size_t(c) * n + r] = peers.ringRanks[r];
+    ch.ringIndex = peers.ringIndex;
+    const RingView ring = peers.ringView();
+    ACCL_CHECK(deviceConn(c, ring.rankAt(ring.index - 1), false, &ch.ringRecv));
+    ACCL_CHECK(deviceConn(c, ring.rankAt(ring.index + 1), true, &ch.ringSend));
+  }
+  if (peers.treeConnected && !ch.treeUpSend && !ch.treeDownRecv[0]) {
+    ch.tree = peers.tree;
+    if (peers.tree.up >= 0) {
+      ACCL_CHECK(deviceConn(c, peers.tree.up, true, &ch.treeUpSend));
+      ACCL_CHECK(deviceConn(c, peers.tree.up, false, &ch.treeUpRecv));
+    }
+    for (int i = 0; i < kMaxTreeChildren; ++i) {
+      if (peers.tree.down[i] < 0) continue;
+      ACCL_CHECK(deviceConn(c, peers.tree.down[i], false, &ch.treeDownRecv[i]));
+      ACCL_CHECK(deviceConn(c, peers.tree.down[i], true, &ch.treeDownSend[i]));
+    }
+  }
+  return ncclSuccess;
+}
+
+ncclResult_t CudaBackend::connect(const Plan& plan) {
+  if (health_ && health_->failed()) return peerFailureOr("connect", ncclRemoteError);
+  const int n = comm_->nranks;
+  for (int c = 0; c < plan.nChannelsUsed; ++c) {
+    bool ring = false, tree = false;
+    std::vector<int> sendPeers, recvPeers;
+    for (const PlanItem& item : plan.channels[c]) {
+      if (item.isColl) {
+        (item.coll.algo == kAlgoTree ? tree : ring) = true;
+        continue;
+      }
+      for (const P2pWork& w : item.p2p) (w.isSend ? sendPeers : recvPeers).push_back(w.peer);
+    }
+    if (ring) ACCL_CHECK(peerFailureOr("connect", engine_->ensureRing(c)));
+    if (tree) ACCL_CHECK(peerFailureOr("connect", engine_->ensureTree(c)));
+    if (!sendPeers.empty() || !recvPeers.empty())
+      ACCL_CHECK(peerFailureOr("connect", engine_->conns.connect(comm_, c, engine_->layout, sendPeers, recvPeers)));
+    ACCL_CHECK(publishChannel(c));
+    PrimsConn** slots = p2pSlots_ + size_t(c) * 2 * n;
+    for (int p : sendPeers)
+      if (!slots[p]) ACCL_CHECK(deviceConn(c, p, true, &slots[p]));
+    for (int p : recvPeers)
+      if (!slots[n + p]) ACCL_CHECK(deviceConn(c, p, false, &slots[n + p]));
+  }
+  return ncclSuccess;
+}
+
+ncclResult_t CudaBackend::spillBuffer(size_t bytes, bool captured, Mapped* out) {
+  if (!captured) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    for (size_t i = 0; i < freeSpills_.size(); ++i) {
+      if (freeSpills_[i].bytes >= bytes) {
+        *out = freeSpills_[i];
+        freeSpills_.erase(freeSpills_.begin() + i);
+        return ncclSuccess;
+      }
+    }
+  }
+  ACCL_CHECK(allocMapped(std::max<size_t>(bytes, 64 << 10), out));
+  scratchBytes_ += out->bytes;
+  return ncclSuccess;
+}
+
+ncclResult_t CudaBackend::launch(std::unique_ptr<Plan> plan) {
+  if (plan->nChannelsUsed == 0) {
+    engine_->plans.recycle(std::move(plan));
+    return ncclSuccess;
+  }
+  ACCL_CUDA_CHECK(cudaSetDevice(device_));
+  PackedLaunch packed;
+  ncclResult_t res = packPlan(*plan, PackOptions{}, &packed);
+  if (res != ncclSuccess) {
+    engine_->plans.recycle(std::move(plan));
+    return res;
+  }
+  const cudaStream_t s0 = plan->streams.empty() ? nullptr : plan->streams[0];
+  cudaStreamCaptureStatus capture = cudaStreamCaptureStatusNone;
+  ACCL_CUDA_CHECK(cudaStreamIsCapturing(s0, &capture));
+  const bool captured = capture == cudaStreamCaptureStatusActive;
+
+  InFlight f;
+  if (packed.spilled()) {
+    ACCL_CHECK(spillBuffer(packed.spill.size() * sizeof(DevWorkItem), captured, &f.spill));
+    memcpy(f.spill.host, packed.spill.data(), packed.spill.size() * sizeof(DevWorkItem));
+    packed.args.header.spill = static_cast<const DevWorkItem*>(f.spill.dev);
+  }
+  packed.args.header.comm = devComm_;
+  packed.args.header.launchId = launches_++;
+
+  // Join: the kernel waits for the earlier work of every other stream of the group...
+  for (size_t i = 1; i < plan->streams.size(); ++i) {
+    ACCL_CUDA_CHECK(cudaEventRecord(joinEvent_, plan->streams[i]));
+    ACCL_CUDA_CHECK(cudaStreamWaitEvent(s0, joinEvent_, 0));
+  }
+  ACCL_CUDA_CHECK(acclLaunchKernel(packed.args, s0));
+  // ...and their later work waits for the kernel.
+  if (plan->streams.size() > 1) {
+    ACCL_CUDA_CHECK(cudaEventRecord(joinEvent_, s0));
+    for (size_t i = 1; i < plan->streams.size(); ++i) ACCL_CUDA_CHECK(cudaStreamWaitEvent(plan->streams[i], joinEvent_, 0));
+  }
+
+  if (captured) {
+    // The graph owns the launch: arguments are in its kernel node; the spill must outlive it.
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (f.spill.host) capturedSpills_.push_back(f.spill);
+    engine_->plans.recycle(std::move(plan));
+    return ncclSuccess;
+  }
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (!freeEvents_.empty()) {
+      f.done = freeEvents_.back();
+      freeEvents_.pop_back();
+    }
+  }
+  if (!f.done) ACCL_CUDA_CHECK(cudaEventCreateWithFlags(&f.done, cudaEventDisableTiming));
+  ACCL_CUDA_CHECK(cudaEventRecord(f.done, s0));
+  f.plan = std::move(plan);
+  std::lock_guard<std::mutex> lock(mutex_);
+  inFlight_.push_back(std::move(f));
+  return ncclSuccess;
+}
+
+ncclResult_t CudaBackend::reap() {
+  std::lock_guard<std::mutex> lock(mutex_);
+  while (!inFlight_.empty()) {
+    InFlight& f = inFlight_.front();
+    const cudaError_t err = cudaEventQuery(f.done);
+    if (err == cudaErrorNotReady) return ncclInProgress;
+    if (err != cudaSuccess && stickyError_ == ncclSuccess) stickyError_ = cudaFail("a collective kernel", err);
+    freeEvents_.push_back(f.done);
+    if (f.spill.host) freeSpills_.push_back(f.spill);
+    engine_->plans.recycle(std::move(f.plan));
+    inFlight_.pop_front();
+  }
+  return stickyError_;
+}
+
+ncclResult_t CudaBackend::query() {
+  const ncclResult_t r = reap();
+  if (r != ncclSuccess) return r;
+  return asyncError();
+}
+
+ncclResult_t CudaBackend::wait() {
+  cudaSetDevice(device_);
+  for (;;) {
+    const ncclResult_t r = query();
+    if (r != ncclInProgress) return r;
+    std::this_thread::sleep_for(std::chrono::microseconds(50));
+  }
+}
+
+ncclResult_t CudaBackend::asyncError() {
+  if (!errorWord_) return ncclSuccess;
+  const uint32_t code = *reinterpret_cast<volatile uint32_t*>(errorWord_);
+  const uint32_t detail = *reinterpret_cast<volatile uint32_t*>(errorDetail_);
+  switch (code) {
+    case kDevErrNone: {
+      std::lock_guard<std::mutex> lock(mutex_);
+      return stickyError_;
+    }
+    case kDevErrAborted:
+      if (health_ && health_->failed()) return peerFailureOr("collective kernel", ncclRemoteError);
+      return fail(ncclSystemError, "CUDA backend: a collective kernel stopped: the communicator was aborted");
+    case kDevErrNoKernel:
+      return fail(ncclInvalidUsage, "CUDA backend: function id %u has no kernel in this library", detail);
+    case kDevErrNoConnection:
+      return fail(ncclInternalError, "CUDA backend: a kernel found no connection for item %u", detail);
+    default:
+      return fail(ncclInternalError, "CUDA backend: kernel error %u (detail %u)", code, detail);
+  }
+}
+
+ncclResult_t CudaBackend::peerFailureOr(const char* what, ncclResult_t res) const {
+  if (res == ncclSuccess || !health_ || !health_->failed()) return res;
+  return fail(ncclRemoteError, "%s: %s", what, health_->describe().c_str());
+}
+
+void CudaBackend::releaseScratch() {
+  std::lock_guard<std::mutex> lock(mutex_);
+  for (Mapped& m : freeSpills_) {
+    scratchBytes_ -= m.bytes;
+    freeMapped(m);
+  }
+  freeSpills_.clear();
+}
+
+ncclResult_t createCudaBackend(ncclComm* comm, CommEngine* engine, std::unique_ptr<CommBackend>* out) {
+  *out = std::make_unique<CudaBackend>(comm, engine);
+  return ncclSuccess;
+}
+
+}  // namespace accl

@@ -1,0 +1,25 @@
+// The host entry points of the CUDA kernel library (src/backend/cuda/kernels, compiled by nvcc
+// with relocatable device code): what CudaBackend calls to prepare, size and launch the kernel.
+// CUDA builds only.
+#pragma once
+
+#include <cuda_runtime.h>
+
+#include "backend/cuda/kernel_args.h"
+
+namespace accl {
+
+// Threads of one block (one channel): 16 warps.
+constexpr int kKernelThreads = 512;
+
+// Fills the device function table of the current device (once per device and process; call
+// outside stream capture, e.g. at communicator init).
+cudaError_t acclInitKernelTable();
+// Blocks of the kernel one SM can hold at kKernelThreads threads.
+cudaError_t acclKernelBlocksPerSm(int* blocks);
+// Launches the communicator kernel: args.header.nChannels blocks on `stream`.
+cudaError_t acclLaunchKernel(const KernelArgs& args, cudaStream_t stream);
+// Number of ids the device table holds for this build (the host-side count, for a check).
+int acclBuiltFuncCount();
+
+}  // namespace accl

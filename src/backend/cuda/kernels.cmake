@@ -1,0 +1,45 @@
+# The CUDA backend's kernels (src/backend/cuda/kernels/*.cu), included by the top-level
+# CMakeLists.txt after accl_obj exists. Relocatable device code in a static library whose device
+# link happens when the library is built (CUDA_RESOLVE_DEVICE_SYMBOLS): the kernel (kernel.cu)
+# calls the work-item functions of six translation units (fn_group*.cu) through a device
+# function table, and libnccl.so.2 / libnccl_static.a carry the linked sm_XX image.
+#   ACCL_KERNEL_SUBSET=ON: only float32/bfloat16 sum (+ copy collectives), every algorithm and
+#   protocol (dev_func.h); a call outside it fails with ncclInvalidUsage. OFF: the full set.
+# The define reaches the host sources too (work_batch.cc checks ids against the same set).
+if(ACCL_KERNEL_SUBSET)
+  target_compile_definitions(accl_obj PUBLIC ACCL_KERNEL_SUBSET=1)
+endif()
+if(NOT ACCL_HAVE_CUDA)
+  return()
+endif()
+
+file(GLOB ACCL_KERNEL_SOURCES CONFIGURE_DEPENDS ${CMAKE_CURRENT_LIST_DIR}/kernels/*.cu)
+add_library(accl_kernels STATIC ${ACCL_KERNEL_SOURCES})
+target_include_directories(accl_kernels PRIVATE ${PROJECT_SOURCE_DIR}/include ${PROJECT_SOURCE_DIR}/src
+                                                ${PROJECT_SOURCE_DIR})
+set_target_properties(accl_kernels PROPERTIES CUDA_SEPARABLE_COMPILATION ON CUDA_RESOLVE_DEVICE_SYMBOLS ON
+                                              POSITION_INDEPENDENT_CODE ON CUDA_STANDARD 17
+                                              CUDA_STANDARD_REQUIRED ON CUDA_VISIBILITY_PRESET hidden)
+# 512 threads per block allow 128 registers per thread; the table's functions are compiled
+# separately and must fit the kernel's budget.
+target_compile_options(accl_kernels PRIVATE $<$<COMPILE_LANGUAGE:CUDA>:-maxrregcount=128>)
+target_compile_definitions(accl_kernels PRIVATE ACCL_HAVE_CUDA=1)
+if(ACCL_KERNEL_SUBSET)
+  target_compile_definitions(accl_kernels PRIVATE ACCL_KERNEL_SUBSET=1)
+endif()
+target_link_libraries(accl_kernels PUBLIC CUDA::cudart_static)
+target_link_libraries(accl_obj PUBLIC accl_kernels)
+
+# ctest (label unit, CUDA builds): libnccl.so.2 carries device code for every architecture of
+# ACCL_CUDA_ARCHITECTURES (`cuobjdump --list-elf` lists an sm_XX ELF per architecture; without
+# cuobjdump the script checks the fatbin section, see check_sm_code.cmake).
+if(ACCL_BUILD_TESTS)
+  find_program(ACCL_CUOBJDUMP cuobjdump HINTS ${CUDAToolkit_BIN_DIR} /usr/local/cuda/bin)
+  if(NOT ACCL_CUOBJDUMP)
+    set(ACCL_CUOBJDUMP "")
+  endif()
+  add_test(NAME accl_libnccl_has_sm_code
+           COMMAND ${CMAKE_COMMAND} "-DCUOBJDUMP=${ACCL_CUOBJDUMP}" -DLIBRARY=$<TARGET_FILE:nccl>
+                   "-DARCHS=${ACCL_CUDA_ARCHITECTURES}" -P ${CMAKE_CURRENT_LIST_DIR}/check_sm_code.cmake)
+  set_tests_properties(accl_libnccl_has_sm_code PROPERTIES LABELS unit TIMEOUT 120)
+endif()

@@ -1,0 +1,80 @@
+// What one block of the communicator kernel does for its channel: the channel's items of a
+// launch (kernel_args.h) in order — a collective through the function table (dev_run.h), a batch
+// of point-to-point transfers through cudaP2pBatch (device/cuda/cuda_p2p.h: sends and receives
+// on separate warp groups, so any send/recv pattern of a group completes). Every thread of the block
+// runs this with the same arguments. Written against the device-primitives layer only: the
+// kernel (kernel.cu) calls it under nvcc, tests/unit/cuda_kernel_body_test.cc on the CPU harness.
+#pragma once
+
+#include "algos/chunk_loop.h"
+#include "backend/cuda/kernels/dev_run.h"
+#include "device/cuda/cuda_p2p.h"
+
+namespace accl {
+
+// Items [first, last] are one batch of transfers, run by cudaP2pBatch (device/cuda/cuda_p2p.h):
+// sends and receives on separate halves of the block, so any matching pattern completes.
+ACCL_SIMT_FN bool devRunP2pBatch(const DevWorkItem* items, int first, int last, const DevChannel& ch,
+                                 const DevComm& comm) {
+  for (int i = first; i <= last; ++i) {
+    const DevWorkItem& it = items[i];
+    const bool isSend = it.itemKind() == kDevItemSend;
+    const int peer = it.rootOrPeer;
+    PrimsConn* conn = peer >= 0 && peer < ch.nRanks ? (isSend ? ch.p2pSend : ch.p2pRecv)[peer] : nullptr;
+    if (!conn) {
+      devRaise(comm, kDevErrNoConnection, uint32_t(i));
+      return false;
+    }
+  }
+  auto get = [&](int k) {
+    const DevWorkItem& it = items[first + k];
+    CudaP2pTransfer t;
+    t.isSend = it.itemKind() == kDevItemSend;
+    t.conn = (t.isSend ? ch.p2pSend : ch.p2pRecv)[it.rootOrPeer];
+    t.sendbuff = it.sendbuff;
+    t.recvbuff = it.recvbuff;
+    t.offset = it.chanOffset;
+    t.count = it.chanCount;
+    t.chunkElems = it.chunkElems > 0 ? it.chunkElems : 1;
+    t.proto = static_cast<ProtoId>(devFuncKey(it.funcId).proto);
+    return t;
+  };
+  return cudaP2pBatch<uint8_t>(last - first + 1, get, comm.abortFlag);
+}
+
+// Runs channel `c` of a launch whose header is `h` and items `items` (inline or spilled);
+// `table` maps function ids to item functions. Stops at the first error (recorded in `comm`).
+ACCL_SIMT_FN void devRunChannel(const KernelArgsHeader& h, const DevWorkItem* items, const DevComm& comm, int c,
+                                DevFn const* table) {
+  if (h.magic != kKernelArgsMagic || c >= h.nChannels || c >= kArgMaxChannels) {
+    devRaise(comm, kDevErrBadArgs, h.magic);
+    return;
+  }
+  const DevChannel& ch = comm.channels[c];
+  const int first = h.channels[c].first;
+  const int end = first + h.channels[c].count;
+  for (int i = first; i < end;) {
+    const DevWorkItem cur = items[i];
+    bool ok;
+    if (cur.itemKind() == kDevItemColl) {
+      const DevFn fn = cur.funcId < kDevNumFuncs ? table[cur.funcId] : nullptr;
+      if (!fn) {
+        devRaise(comm, kDevErrNoKernel, cur.funcId);
+        return;
+      }
+      ok = fn(cur, ch, comm);
+      ++i;
+    } else {
+      int last = i;
+      while (last + 1 < end && !(items[last].flags & kDevItemBatchEnd)) ++last;
+      ok = devRunP2pBatch(items, i, last, ch, comm);
+      i = last + 1;
+    }
+    if (!ok) {
+      devRaise(comm, kDevErrAborted, uint32_t(i));
+      return;
+    }
+  }
+}
+
+}  // namespace accl

@@ -1,0 +1,62 @@
+// The communicator kernel: one launch per communicator per group, one block per channel; block c
+// runs channel c's items (channel_body.h) through the device function table defined here. Also
+// the host helpers of kernel_launch.h. Errors and aborts go to the communicator's error word
+// (DevComm), which the host reads for ncclCommGetAsyncError.
+#include <mutex>
+
+#include "backend/cuda/kernel_launch.h"
+#include "backend/cuda/kernels/channel_body.h"
+
+namespace accl {
+
+// Entry id: the function of DevFuncId id, null when this build has no kernel for it. Filled once
+// per device by acclInitKernelTable.
+__device__ DevFn gDevFuncTable[kDevNumFuncs];
+
+namespace {
+
+__global__ void fillTableKernel() {
+  for (int i = 0; i < kDevNumFuncs; ++i) gDevFuncTable[i] = nullptr;
+  devFillGroup0(gDevFuncTable);
+  devFillGroup1(gDevFuncTable);
+  devFillGroup2(gDevFuncTable);
+  devFillGroup3(gDevFuncTable);
+  devFillGroup4(gDevFuncTable);
+  devFillGroup5(gDevFuncTable);
+}
+
+__global__ void __launch_bounds__(kKernelThreads) commKernel(const __grid_constant__ KernelArgs args) {
+  devRunChannel(args.header, args.itemBase(), *static_cast<const DevComm*>(args.header.comm), blockIdx.x,
+                gDevFuncTable);
+}
+
+}  // namespace
+
+cudaError_t acclInitKernelTable() {
+  // Once per device and process: the table is a __device__ variable of this module.
+  static std::mutex mutex;
+  static bool done[256] = {};
+  int dev = 0;
+  cudaError_t err = cudaGetDevice(&dev);
+  if (err != cudaSuccess) return err;
+  std::lock_guard<std::mutex> lock(mutex);
+  if (dev >= 0 && dev < 256 && done[dev]) return cudaSuccess;
+  fillTableKernel<<<1, 1>>>();
+  err = cudaGetLastError();
+  if (err == cudaSuccess) err = cudaDeviceSynchronize();
+  if (err == cudaSuccess && dev >= 0 && dev < 256) done[dev] = true;
+  return err;
+}
+
+cudaError_t acclKernelBlocksPerSm(int* blocks) {
+  return cudaOccupancyMaxActiveBlocksPerMultiprocessor(blocks, commKernel, kKernelThreads, 0);
+}
+
+cudaError_t acclLaunchKernel(const KernelArgs& args, cudaStream_t stream) {
+  commKernel<<<args.header.nChannels, kKernelThreads, 0, stream>>>(args);
+  return cudaGetLastError();
+}
+
+int acclBuiltFuncCount() { return devFuncCount(kDevKernelSubset); }
+
+}  // namespace accl

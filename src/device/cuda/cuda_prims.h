@@ -1,0 +1,461 @@
+// The CUDA backend's Prims: the step contract of docs/prims.md carried out by a group of warps
+// (by default the whole thread block of a channel), written against the device-primitives layer
+// (device/simt/simt.h) so that the same code runs under nvcc and, in CI, on the CPU SIMT harness.
+//
+// Every thread of the group runs the schedule (src/algos) with the same arguments, so all of
+// them take the same steps. Roles inside the group (fixed when the Prims is built):
+//
+//   peer warps  the last min(peers, warps - 1) warps. Peer p (receive peers first, then send
+//               peers) belongs to one lane of one peer warp: that lane waits for its peer
+//               (Simple receive: `tail` > step; every send: a free slot, `head` + kFifoSteps >
+//               step) and later posts for it (send: a system fence and a release store of
+//               `tail`; receive: a release store of `head`).
+//   data warps  the other warps move and reduce the chunk: Simple with 16-byte vector loads and
+//               stores, kUnroll (4; tree: 2) packets per thread in flight; LL one 16-byte line
+//               (8 data bytes) per thread, spinning on the line's flags; LL128 warps cooperating
+//               on 4 lines of 128 bytes. Up to three receive sources (tree) are reduced in the host
+//               backend's order: reduce(recv0, preOp(input)), then each further source, postOp
+//               last.
+//
+// One step:  peer lanes wait  ->  barrier A "data available" (named, every thread, OR vote:
+// "a wait was aborted" stops the group uniformly)  ->  data warps move the chunk  ->  barrier B
+// "data ready" (named: Simple data warps only arrive, bar.arrive, and go on to the next step's
+// barrier A while the peer warps sync and post; LL/LL128 data can see an abort, so there B is an
+// OR vote of the whole group)  ->  peer lanes post.
+// A group of one warp has no dedicated peer warp: its lanes wait, move data and post, and both
+// barriers are votes of that warp.
+//
+// Warp groups: CudaPrimsArgs::firstWarp / nWarps / barrierBase give a Prims a subset of the
+// block's warps and its own two named barriers, so independent Prims run side by side in one
+// block (point-to-point: device/cuda/cuda_p2p.h puts sends and receives on separate groups).
+// Only the threads of the group may call its methods.
+//
+// Peer counts are template parameters (kMaxRecv / kMaxSend, default the tree's fan of three), so
+// per-peer state stays in registers and the peer loops unroll; a ring uses CudaPrims<T, Op, 1, 1>.
+//
+// An abort (the communicator's flag, polled by every spin loop) is sticky: the step that saw it
+// and every later step do nothing; aborted() tells the kernel.
+//
+// Requirements: 1-D block of whole warps; chunk sizes within primsChunkCapacity() of every
+// connection; Simple slots 16-byte aligned; barrierBase and barrierBase + 1 in 1..15 (0 is
+// __syncthreads) and used by no other group running at the same time.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <cstring>
+
+#include "algos/topology_view.h"
+#include "device/common/ids.h"
+#include "device/cuda/prims_conn.h"
+#include "device/simt/simt.h"
+
+// Unrolls a loop with a compile-time trip count under nvcc (the host compiler decides alone).
+#if defined(__CUDACC__)
+#define ACCL_PRIMS_UNROLL _Pragma("unroll")
+#else
+#define ACCL_PRIMS_UNROLL
+#endif
+
+namespace accl {
+
+struct CudaPrimsArgs {
+  PrimsConn* recv[kMaxTreeChildren] = {};
+  int nRecv = 0;
+  PrimsConn* send[kMaxTreeChildren] = {};
+  int nSend = 0;
+  const void* input = nullptr;
+  void* output = nullptr;
+  bool inputIsContribution = true;  // the op's preOp applies when the input is read
+  ProtoId proto = kProtoSimple;
+  const uint32_t* abortFlag = nullptr;  // the communicator's abort flag (device-visible), or null
+  // The warp group: warps [firstWarp, firstWarp + nWarps) of the block (nWarps 0: every warp
+  // from firstWarp on) and its named barriers barrierBase, barrierBase + 1.
+  int firstWarp = 0;
+  int nWarps = 0;
+  int barrierBase = 1;
+};
+
+template <class T, class Op, int kMaxRecv = kMaxTreeChildren, int kMaxSend = kMaxTreeChildren>
+class CudaPrims {
+  static_assert(kMaxRecv >= 0 && kMaxRecv <= kMaxTreeChildren && kMaxSend >= 0 && kMaxSend <= kMaxTreeChildren,
+                "peer counts are 0..kMaxTreeChildren");
+
+ public:
+  ACCL_SIMT_FN CudaPrims(const CudaPrimsArgs& args, const Op& op)
+      : input_(args.input),
+        output_(args.output),
+        abortFlag_(args.abortFlag),
+        op_(op),
+        proto_(args.proto),
+        contribution_(args.inputIsContribution) {
+    nRecv_ = args.nRecv < kMaxRecv ? args.nRecv : kMaxRecv;
+    nSend_ = args.nSend < kMaxSend ? args.nSend : kMaxSend;
+    const int blockWarps = simt::warpCount();
+    nWarps_ = args.nWarps > 0 ? args.nWarps : blockWarps - args.firstWarp;
+    nThreads_ = nWarps_ * simt::kWarpSize;
+    tid_ = simt::threadIndex() - args.firstWarp * simt::kWarpSize;
+    barA_ = args.barrierBase;
+    barB_ = args.barrierBase + 1;
+    // The previous Prims' step write-backs (peer lanes) are visible to the whole group.
+    simt::barSync(barA_, nThreads_);
+    ACCL_PRIMS_UNROLL
+    for (int i = 0; i < kMaxRecv; ++i) {
+      recv_[i] = i < nRecv_ ? args.recv[i] : nullptr;
+      recvStep_[i] = i < nRecv_ ? recv_[i]->step : 0;
+    }
+    ACCL_PRIMS_UNROLL
+    for (int i = 0; i < kMaxSend; ++i) {
+      send_[i] = i < nSend_ ? args.send[i] : nullptr;
+      sendStep_[i] = i < nSend_ ? send_[i]->step : 0;
+    }
+    const int peers = nRecv_ + nSend_;
+    const int warp = tid_ / simt::kWarpSize, lane = tid_ % simt::kWarpSize;
+    dedicated_ = nWarps_ >= 2;
+    if (dedicated_) {
+      const int peerWarps = peers < nWarps_ - 1 ? peers : nWarps_ - 1;
+      dataWarps_ = nWarps_ - peerWarps;
+      const int fromLast = nWarps_ - 1 - warp;  // peer warp index, counted from the group's end
+      peerThread_ = fromLast < peerWarps;
+      myPeer_ = peerThread_ ? lane * peerWarps + fromLast : -1;
+    } else {
+      dataWarps_ = 1;
+      peerThread_ = true;
+      myPeer_ = lane;
+    }
+    if (myPeer_ >= peers) myPeer_ = -1;
+    dataTid_ = warp < dataWarps_ ? tid_ : -1;
+  }
+
+  ACCL_SIMT_FN void send(size_t in, size_t n) { step(kIn | kSend, in, 0, n); }
+  ACCL_SIMT_FN void recv(size_t out, size_t n) { step(kRecv | kOut, 0, out, n); }
+  ACCL_SIMT_FN void recvReduceSend(size_t in, size_t n) { step(kRecv | kIn | kSend, in, 0, n); }
+  ACCL_SIMT_FN void recvReduceCopySend(size_t in, size_t out, size_t n, bool postOp) {
+    step(kRecv | kIn | kOut | kSend | (postOp ? kPost : 0u), in, out, n);
+  }
+  ACCL_SIMT_FN void recvCopySend(size_t out, size_t n) { step(kRecv | kOut | kSend, 0, out, n); }
+  ACCL_SIMT_FN void copySend(size_t in, size_t out, size_t n, bool postOp) {
+    step(kIn | kOut | kSend | (postOp ? kPost : 0u), in, out, n);
+  }
+  ACCL_SIMT_FN void recvReduceCopy(size_t in, size_t out, size_t n, bool postOp) {
+    step(kRecv | kIn | kOut | (postOp ? kPost : 0u), in, out, n);
+  }
+  ACCL_SIMT_FN void localCopy(size_t in, size_t out, size_t n, bool postOp) {
+    step(kIn | kOut | (postOp ? kPost : 0u), in, out, n);
+  }
+
+  // True (in every thread of the group alike) once a wait was aborted; later steps did nothing.
+  ACCL_SIMT_FN bool aborted() const { return aborted_; }
+
+ private:
+  enum : unsigned { kRecv = 1, kIn = 2, kOut = 4, kSend = 8, kPost = 16 };
+  // Simple packets per data thread in flight: 4 with one receive source; 2 with up to three (a
+  // tree's), which keeps the 2 x 3 received packets in registers at 512 threads per block.
+  static constexpr int kUnroll = kMaxRecv <= 1 ? 4 : 2;
+
+  // Up to 16 bytes of a chunk as one value: a packet.
+  using Pack = simt::Vec16;
+
+  ACCL_SIMT_FN void step(unsigned what, size_t in, size_t out, size_t n) {
+    if (aborted_) return;
+    if ((what & (kRecv | kSend)) == 0) {  // localCopy: no peer, no barrier (each packet stays with its thread)
+      if (dataTid_ >= 0) moveSimple(what, in, out, n);
+      return;
+    }
+    // 1. wait, then barrier A: data available, every slot to write is free.
+    bool ok = true;
+    if (myPeer_ >= 0) ok = waitPeer(what);
+    convergeWarp();  // bar.sync is warp-aligned: the waiting lane rejoins its warp first
+    if (simt::barSyncOr(barA_, nThreads_, !ok)) {
+      aborted_ = true;
+      return;
+    }
+    // 2. data, then barrier B: data ready.
+    if (proto_ == kProtoSimple) {
+      if (dataTid_ >= 0) moveSimple(what, in, out, n);
+      convergeWarp();
+      if (dedicated_ && !peerThread_) simt::barArrive(barB_, nThreads_);
+      else simt::barSync(barB_, nThreads_);
+    } else {
+      if (dataTid_ >= 0) ok = proto_ == kProtoLL ? moveLL(what, in, out, n) : moveLL128(what, in, out, n);
+      convergeWarp();
+      if (simt::barSyncOr(barB_, nThreads_, !ok)) {
+        aborted_ = true;
+        return;
+      }
+    }
+    // 3. post (every thread advances its copy of the step counters).
+    if (myPeer_ >= 0) postPeer(what);
+    if (what & kSend) {
+      ACCL_PRIMS_UNROLL
+      for (int i = 0; i < kMaxSend; ++i) sendStep_[i] += 1;
+    }
+    if (what & kRecv) {
+      ACCL_PRIMS_UNROLL
+      for (int i = 0; i < kMaxRecv; ++i) recvStep_[i] += 1;
+    }
+  }
+
+  // Under nvcc, reconverges the warp before a (warp-aligned) named barrier after lanes diverged
+  // in spin loops; the CPU harness has no warp convergence to restore.
+  ACCL_SIMT_FN static void convergeWarp() {
+#if defined(__CUDACC__)
+    __syncwarp();
+#endif
+  }
+
+  // ---- 1. wait / 3. post (peer lanes) ------------------------------------------------------------
+
+  ACCL_SIMT_FN bool waitPeer(unsigned what) const {
+    if (myPeer_ < nRecv_) {
+      if (!(what & kRecv) || proto_ != kProtoSimple) return true;  // LL/LL128: data lanes poll the flags
+      const PrimsConn* c = pickRecv(myPeer_);
+      const uint64_t* tail = c->tail;
+      const uint64_t need = recvStepOf(myPeer_);
+      return simt::spinUntil([&] { return simt::loadAcquire(tail) > need; }, abortFlag_);
+    }
+    if (!(what & kSend)) return true;
+    const int s = myPeer_ - nRecv_;
+    const uint64_t* head = pickSend(s)->head;
+    const uint64_t step = sendStepOf(s);
+    return simt::spinUntil([&] { return simt::loadAcquire(head) + kFifoSteps > step; }, abortFlag_);
+  }
+
+  ACCL_SIMT_FN void postPeer(unsigned what) const {
+    if (myPeer_ < nRecv_) {
+      if (!(what & kRecv)) return;
+      PrimsConn* c = pickRecv(myPeer_);
+      const uint64_t next = recvStepOf(myPeer_) + 1;
+      simt::storeRelease(c->head, next);
+      c->step = next;
+      return;
+    }
+    if (!(what & kSend)) return;
+    const int s = myPeer_ - nRecv_;
+    PrimsConn* c = pickSend(s);
+    const uint64_t next = sendStepOf(s) + 1;
+    simt::fence<simt::Scope::kSystem>();  // the data warps' slot stores (ordered by barrier B) first
+    simt::storeRelease(c->tail, next);
+    c->step = next;
+  }
+
+  // Per-peer state by a run-time index, without indexing the register arrays dynamically.
+  ACCL_SIMT_FN PrimsConn* pickRecv(int i) const {
+    PrimsConn* c = nullptr;
+    ACCL_PRIMS_UNROLL
+    for (int k = 0; k < kMaxRecv; ++k)
+      if (k == i) c = recv_[k];
+    return c;
+  }
+  ACCL_SIMT_FN PrimsConn* pickSend(int i) const {
+    PrimsConn* c = nullptr;
+    ACCL_PRIMS_UNROLL
+    for (int k = 0; k < kMaxSend; ++k)
+      if (k == i) c = send_[k];
+    return c;
+  }
+  ACCL_SIMT_FN uint64_t recvStepOf(int i) const {
+    uint64_t s = 0;
+    ACCL_PRIMS_UNROLL
+    for (int k = 0; k < kMaxRecv; ++k)
+      if (k == i) s = recvStep_[k];
+    return s;
+  }
+  ACCL_SIMT_FN uint64_t sendStepOf(int i) const {
+    uint64_t s = 0;
+    ACCL_PRIMS_UNROLL
+    for (int k = 0; k < kMaxSend; ++k)
+      if (k == i) s = sendStep_[k];
+    return s;
+  }
+
+  // ---- element work on one packet ---------------------------------------------------------------
+
+  // Computes the packet of `cnt` elements (at most kBytes / sizeof(T)) that starts at element
+  // `e` of this step: from the received packets `rp` (nSrc of them) and/or the input, stores it
+  // to the output when asked, and returns it packed for the send peers.
+  // A full packet takes the path with a compile-time element count (unrolled, in registers).
+  template <int kBytes>
+  ACCL_SIMT_FN Pack compute(unsigned what, const Pack* rp, int nSrc, size_t in, size_t out, size_t e,
+                            int cnt) const {
+    constexpr int kElems = kBytes / int(sizeof(T)) > 0 ? kBytes / int(sizeof(T)) : 1;
+    if (cnt == kElems) return computeCount<kBytes, kElems>(what, rp, nSrc, in, out, e, kElems);
+    return computeCount<kBytes, 0>(what, rp, nSrc, in, out, e, cnt);
+  }
+  template <int kBytes, int kFixed>
+  ACCL_SIMT_FN Pack computeCount(unsigned what, const Pack* rp, int nSrc, size_t in, size_t out, size_t e,
+                                 int cntArg) const {
+    constexpr int kElems = kBytes / int(sizeof(T)) > 0 ? kBytes / int(sizeof(T)) : 1;
+    const int cnt = kFixed > 0 ? kFixed : cntArg;
+    T r[16 / sizeof(T)] = {};
+    if (what & kRecv) memcpy(r, &rp[0], sizeof r);
+    if (what & kIn) {
+      T x[16 / sizeof(T)];
+      loadElems<kElems>(x, static_cast<const T*>(input_) + in + e, cnt);
+      for (int j = 0; j < cnt; ++j) {
+        const T v = contribution_ ? op_.preOp(x[j]) : x[j];
+        r[j] = (what & kRecv) ? op_(r[j], v) : v;
+      }
+      ACCL_PRIMS_UNROLL
+      for (int i = 1; i < kMaxRecv; ++i) {
+        if (i >= nSrc) break;
+        T o[16 / sizeof(T)];
+        memcpy(o, &rp[i], sizeof o);
+        for (int j = 0; j < cnt; ++j) r[j] = op_(r[j], o[j]);
+      }
+    }
+    if (what & kPost)
+      for (int j = 0; j < cnt; ++j) r[j] = op_.postOp(r[j]);
+    if (what & kOut) storeElems<kElems>(static_cast<T*>(output_) + out + e, r, cnt);
+    Pack p;
+    memcpy(&p, r, sizeof p);
+    return p;
+  }
+
+  // A whole 16-byte-aligned packet moves as one vector; anything else element by element.
+  template <int kElems>
+  ACCL_SIMT_FN static void loadElems(T* dst, const T* src, int cnt) {
+    if (kElems * sizeof(T) == 16 && cnt == kElems && reinterpret_cast<uintptr_t>(src) % 16 == 0) {
+      simt::Vec16 v = simt::load16(src);
+      memcpy(dst, &v, 16);
+      return;
+    }
+    for (int j = 0; j < cnt; ++j) dst[j] = src[j];
+  }
+  template <int kElems>
+  ACCL_SIMT_FN static void storeElems(T* dst, const T* src, int cnt) {
+    if (kElems * sizeof(T) == 16 && cnt == kElems && reinterpret_cast<uintptr_t>(dst) % 16 == 0) {
+      simt::Vec16 v;
+      memcpy(&v, src, 16);
+      simt::store16(dst, v);
+      return;
+    }
+    for (int j = 0; j < cnt; ++j) dst[j] = src[j];
+  }
+
+  ACCL_SIMT_FN static int packElems(size_t n, size_t e, int perPack) {
+    if (e >= n) return 0;
+    return n - e < size_t(perPack) ? int(n - e) : perPack;
+  }
+
+  // ---- 2. data, per protocol (data warps) --------------------------------------------------------
+
+  // Receive sources a step reduces: every receive peer when it also reads the input, else the
+  // first (a copy from the one peer that forwards the data).
+  ACCL_SIMT_FN int recvSources(unsigned what) const { return (what & kRecv) ? ((what & kIn) ? nRecv_ : 1) : 0; }
+
+  ACCL_SIMT_FN void moveSimple(unsigned what, size_t in, size_t out, size_t n) {
+    constexpr int kPer = 16 / int(sizeof(T));
+    const size_t packs = (n + kPer - 1) / kPer;
+    const int nSrc = recvSources(what);
+    const size_t stride = size_t(dataWarps_) * simt::kWarpSize;
+    const char* src[kMaxRecv > 0 ? kMaxRecv : 1];
+    ACCL_PRIMS_UNROLL
+    for (int i = 0; i < kMaxRecv; ++i) src[i] = i < nSrc ? recv_[i]->simpleSlot(recvStep_[i]) : nullptr;
+    for (size_t base = size_t(dataTid_); base < packs; base += kUnroll * stride) {
+      // Every load of the kUnroll packets is issued before the first packet is reduced.
+      Pack rp[kUnroll][kMaxRecv > 0 ? kMaxRecv : 1] = {};
+      ACCL_PRIMS_UNROLL
+      for (int u = 0; u < kUnroll; ++u) {
+        const size_t p = base + u * stride;
+        ACCL_PRIMS_UNROLL
+        for (int i = 0; i < kMaxRecv; ++i)
+          if (i < nSrc && p < packs) rp[u][i] = simt::loadSlot16(src[i] + p * 16);
+      }
+      ACCL_PRIMS_UNROLL
+      for (int u = 0; u < kUnroll; ++u) {
+        const size_t p = base + u * stride;
+        if (p >= packs) break;
+        const size_t e = p * kPer;
+        const Pack v = compute<16>(what, rp[u], nSrc, in, out, e, packElems(n, e, kPer));
+        if (what & kSend) {
+          ACCL_PRIMS_UNROLL
+          for (int i = 0; i < kMaxSend; ++i)
+            if (i < nSend_) simt::storeSlot16(send_[i]->simpleSlot(sendStep_[i]) + p * 16, v);
+        }
+      }
+    }
+  }
+
+  ACCL_SIMT_FN bool moveLL(unsigned what, size_t in, size_t out, size_t n) {
+    constexpr int kPer = 8 / int(sizeof(T)) > 0 ? 8 / int(sizeof(T)) : 1;  // elements per 16-byte LL line
+    const size_t lines = (n * sizeof(T) + 7) / 8;
+    const int nSrc = recvSources(what);
+    const size_t stride = size_t(dataWarps_) * simt::kWarpSize;
+    for (size_t l = size_t(dataTid_); l < lines; l += stride) {
+      Pack rp[kMaxRecv > 0 ? kMaxRecv : 1] = {};
+      ACCL_PRIMS_UNROLL
+      for (int i = 0; i < kMaxRecv; ++i) {
+        if (i >= nSrc) break;
+        const uint64_t* line = recv_[i]->llSlot(recvStep_[i]) + 2 * l;
+        const uint32_t flag = uint32_t(recvStep_[i] + 1);
+        uint64_t data = 0;
+        if (!simt::spinUntil([&] { return simt::llTryLoadLine(line, flag, data); }, abortFlag_)) return false;
+        rp[i].lo = data;
+      }
+      const size_t e = l * kPer;
+      const Pack v = compute<8>(what, rp, nSrc, in, out, e, packElems(n, e, kPer));
+      if (what & kSend) {
+        ACCL_PRIMS_UNROLL
+        for (int i = 0; i < kMaxSend; ++i)
+          if (i < nSend_) simt::llStoreLine(send_[i]->llSlot(sendStep_[i]) + 2 * l, v.lo, uint32_t(sendStep_[i] + 1));
+      }
+    }
+    return true;
+  }
+
+  ACCL_SIMT_FN bool moveLL128(unsigned what, size_t in, size_t out, size_t n) {
+    constexpr int kPerLine = simt::kLL128LinesPerWarp;
+    const size_t lines = (n * sizeof(T) + kLL128LineDataBytes - 1) / kLL128LineDataBytes;
+    const size_t groups = (lines + kPerLine - 1) / kPerLine;
+    const int lane = dataTid_ % simt::kWarpSize;
+    const int part = lane % simt::kLL128LanesPerLine;
+    const int lineInGroup = lane / simt::kLL128LanesPerLine;
+    const int partBytes = part == simt::kLL128LanesPerLine - 1 ? 8 : 16;
+    const int nSrc = recvSources(what);
+    for (size_t g = size_t(dataTid_ / simt::kWarpSize); g < groups; g += size_t(dataWarps_)) {
+      const size_t l = g * kPerLine + lineInGroup;
+      Pack rp[kMaxRecv > 0 ? kMaxRecv : 1] = {};
+      ACCL_PRIMS_UNROLL
+      for (int i = 0; i < kMaxRecv; ++i) {
+        if (i >= nSrc) break;
+        const uint64_t* line = recv_[i]->ll128Slot(recvStep_[i]) + l * simt::kLL128LineWords;
+        const uint64_t flag = recvStep_[i] + 1;
+        uint64_t w0 = 0, w1 = 0;
+        if (!simt::warpSpinUntil([&] { return simt::ll128TryLoad(line, flag, w0, w1); }, abortFlag_)) return false;
+        rp[i] = Pack{w0, w1};
+      }
+      const size_t e = (l * kLL128LineDataBytes + size_t(part) * 16) / sizeof(T);
+      const Pack v = compute<16>(what, rp, nSrc, in, out, e, packElems(n, e, partBytes / int(sizeof(T))));
+      if (what & kSend) {
+        ACCL_PRIMS_UNROLL
+        for (int i = 0; i < kMaxSend; ++i)
+          if (i < nSend_)
+            simt::ll128Store(send_[i]->ll128Slot(sendStep_[i]) + l * simt::kLL128LineWords, v.lo, v.hi,
+                             sendStep_[i] + 1);
+      }
+    }
+    return true;
+  }
+
+  PrimsConn* recv_[kMaxRecv > 0 ? kMaxRecv : 1] = {};
+  PrimsConn* send_[kMaxSend > 0 ? kMaxSend : 1] = {};
+  uint64_t recvStep_[kMaxRecv > 0 ? kMaxRecv : 1] = {};
+  uint64_t sendStep_[kMaxSend > 0 ? kMaxSend : 1] = {};
+  const void* input_;
+  void* output_;
+  const uint32_t* abortFlag_;
+  Op op_;
+  ProtoId proto_;
+  bool contribution_;
+  int nRecv_ = 0, nSend_ = 0;
+  int nWarps_ = 0, nThreads_ = 0, tid_ = 0, barA_ = 1, barB_ = 2;
+  int dataWarps_ = 1;  // warps 0..dataWarps_-1 of the group move data
+  int dataTid_ = -1;   // this thread's index among the data threads, or -1
+  int myPeer_ = -1;    // the peer this lane waits and posts for (receive peers first), or -1
+  bool peerThread_ = false;
+  bool dedicated_ = false;
+  bool aborted_ = false;
+};
+
+}  // namespace accl

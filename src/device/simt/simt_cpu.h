@@ -1,0 +1,257 @@
+// The device-primitives layer under a plain C++ compiler: the API of simt.h lowered to
+// std::atomic_ref operations and the CPU SIMT harness (cpu_harness.h). Include simt.h, not this
+// file.
+//
+// Mapping: volatile loads/stores are relaxed atomics (8 bytes at a time; a 16-byte vector access
+// is two of them), counters use acquire/release, fences are seq_cst thread fences. LL words are
+// single 8-byte atomics. An LL128 line is published by the flag lane with a release store after
+// a warp barrier that follows every lane's (plain) data stores; the reader's flag lane loads the
+// flag with acquire and a warp vote orders the other lanes' (plain) data loads after it, so a
+// line is never seen partially written (the CPU stand-in for the GPU's 128-byte store
+// atomicity), and any code path that reads LL128 data without that order is a data race that
+// ThreadSanitizer reports.
+#pragma once
+
+#if defined(__CUDACC__)
+#error "simt_cpu.h is the CPU side of device/simt/simt.h; include simt.h"
+#endif
+
+#include <atomic>
+#include <cstring>
+#include <stdexcept>
+#include <string>
+
+#include "device/simt/cpu_harness.h"
+
+namespace accl::simt {
+
+static_assert(cpu::kWarpSize == kWarpSize && cpu::kNamedBarriers == kNamedBarriers, "harness and layer agree");
+
+namespace detail {
+template <class T>
+ACCL_SIMT_FN std::atomic_ref<T> atom(const T* p) {
+  return std::atomic_ref<T>(*const_cast<T*>(p));
+}
+}  // namespace detail
+
+// ---- indices ------------------------------------------------------------------------------------
+
+ACCL_SIMT_FN int threadIndex() { return cpu::currentThread().thread; }
+ACCL_SIMT_FN int blockIndex() { return cpu::currentThread().block; }
+ACCL_SIMT_FN int blockSize() { return cpu::currentThread().blockDim; }
+ACCL_SIMT_FN int gridSize() { return cpu::currentThread().gridDim; }
+ACCL_SIMT_FN int laneId() { return threadIndex() % kWarpSize; }
+ACCL_SIMT_FN int warpIndex() { return threadIndex() / kWarpSize; }
+ACCL_SIMT_FN int warpCount() { return (blockSize() + kWarpSize - 1) / kWarpSize; }
+
+// ---- warp ---------------------------------------------------------------------------------------
+
+namespace detail {
+// Every lane of `mask` contributes `value`; all[i] receives lane i's value.
+ACCL_SIMT_FN void warpExchange(unsigned mask, uint64_t value, uint64_t (&all)[kWarpSize]) {
+  cpu::ThreadCtx& t = cpu::currentThread();
+  t.blockState->warps[t.thread / kWarpSize]->exchange(mask, t.thread % kWarpSize, value, all, *t.launch);
+}
+
+template <class T>
+ACCL_SIMT_FN uint64_t toWord(T v) {
+  static_assert(sizeof(T) == 4 || sizeof(T) == 8, "warp shuffles move 4- or 8-byte values");
+  uint64_t w = 0;
+  memcpy(&w, &v, sizeof(T));
+  return w;
+}
+template <class T>
+ACCL_SIMT_FN T fromWord(uint64_t w) {
+  T v;
+  memcpy(&v, &w, sizeof(T));
+  return v;
+}
+
+ACCL_SIMT_FN uint64_t laneValue(const uint64_t (&all)[kWarpSize], unsigned mask, int src) {
+  src &= kWarpSize - 1;
+  if (((mask >> src) & 1u) == 0)
+    throw std::logic_error("shfl: source lane " + std::to_string(src) + " is not in the mask");
+  return all[src];
+}
+}  // namespace detail
+
+template <class T>
+ACCL_SIMT_FN T shfl(T v, int srcLane, unsigned mask = kFullMask) {
+  uint64_t all[kWarpSize];
+  detail::warpExchange(mask, detail::toWord(v), all);
+  return detail::fromWord<T>(detail::laneValue(all, mask, srcLane));
+}
+
+template <class T>
+ACCL_SIMT_FN T shflXor(T v, int laneMask, unsigned mask = kFullMask) {
+  uint64_t all[kWarpSize];
+  detail::warpExchange(mask, detail::toWord(v), all);
+  return detail::fromWord<T>(detail::laneValue(all, mask, laneId() ^ laneMask));
+}
+
+ACCL_SIMT_FN unsigned ballot(bool p, unsigned mask = kFullMask) {
+  uint64_t all[kWarpSize];
+  detail::warpExchange(mask, p ? 1 : 0, all);
+  unsigned bits = 0;
+  for (int i = 0; i < kWarpSize; ++i) bits |= unsigned(all[i] != 0) << i;
+  return bits;
+}
+ACCL_SIMT_FN bool any(bool p, unsigned mask = kFullMask) { return ballot(p, mask) != 0; }
+ACCL_SIMT_FN bool all(bool p, unsigned mask = kFullMask) { return ballot(p, mask) == mask; }
+ACCL_SIMT_FN void syncWarp(unsigned mask = kFullMask) {
+  uint64_t all[kWarpSize];
+  detail::warpExchange(mask, 0, all);
+}
+
+// ---- block --------------------------------------------------------------------------------------
+
+namespace detail {
+ACCL_SIMT_FN bool namedBarrier(int id, int nthreads, bool wait, bool pred) {
+  cpu::ThreadCtx& t = cpu::currentThread();
+  if (id < 0 || id >= kNamedBarriers || nthreads <= 0 || nthreads % kWarpSize != 0 || nthreads > t.blockDim)
+    throw std::logic_error("named barrier " + std::to_string(id) + " with " + std::to_string(nthreads) +
+                           " threads: id must be 0..15 and the count whole warps of this block");
+  return t.blockState->barriers[id].arrive(nthreads, wait, pred, *t.launch);
+}
+}  // namespace detail
+
+ACCL_SIMT_FN void barSync(int id, int nthreads) { detail::namedBarrier(id, nthreads, /*wait=*/true, false); }
+ACCL_SIMT_FN void barArrive(int id, int nthreads) { detail::namedBarrier(id, nthreads, /*wait=*/false, false); }
+ACCL_SIMT_FN bool barSyncOr(int id, int nthreads, bool pred) {
+  return detail::namedBarrier(id, nthreads, /*wait=*/true, pred);
+}
+ACCL_SIMT_FN void syncBlock() { barSync(0, blockSize()); }
+ACCL_SIMT_FN bool syncBlockOr(bool pred) { return barSyncOr(0, blockSize(), pred); }
+
+ACCL_SIMT_FN unsigned char* sharedMem() { return cpu::currentThread().blockState->shared[0].bytes; }
+
+// ---- memory -------------------------------------------------------------------------------------
+
+ACCL_SIMT_FN Vec16 load16(const void* p) {
+  Vec16 v;
+  memcpy(&v, p, sizeof v);
+  return v;
+}
+ACCL_SIMT_FN void store16(void* p, Vec16 v) { memcpy(p, &v, sizeof v); }
+
+// FIFO slot data: plain accesses, so ThreadSanitizer checks that the step counters order them.
+ACCL_SIMT_FN Vec16 loadSlot16(const void* p) { return load16(p); }
+ACCL_SIMT_FN void storeSlot16(void* p, Vec16 v) { store16(p, v); }
+
+ACCL_SIMT_FN uint64_t loadVolatile64(const uint64_t* p) { return detail::atom(p).load(std::memory_order_relaxed); }
+ACCL_SIMT_FN void storeVolatile64(uint64_t* p, uint64_t v) { detail::atom(p).store(v, std::memory_order_relaxed); }
+ACCL_SIMT_FN uint32_t loadVolatile32(const uint32_t* p) { return detail::atom(p).load(std::memory_order_relaxed); }
+ACCL_SIMT_FN void storeVolatile32(uint32_t* p, uint32_t v) { detail::atom(p).store(v, std::memory_order_relaxed); }
+
+ACCL_SIMT_FN Vec16 loadVolatile16(const void* p) {
+  const uint64_t* w = static_cast<const uint64_t*>(p);
+  return Vec16{loadVolatile64(w), loadVolatile64(w + 1)};
+}
+ACCL_SIMT_FN void storeVolatile16(void* p, Vec16 v) {
+  uint64_t* w = static_cast<uint64_t*>(p);
+  storeVolatile64(w, v.lo);
+  storeVolatile64(w + 1, v.hi);
+}
+
+template <Scope kScope = Scope::kSystem>
+ACCL_SIMT_FN uint64_t loadAcquire(const uint64_t* p) {
+  return detail::atom(p).load(std::memory_order_acquire);
+}
+template <Scope kScope = Scope::kSystem>
+ACCL_SIMT_FN void storeRelease(uint64_t* p, uint64_t v) {
+  detail::atom(p).store(v, std::memory_order_release);
+}
+// Under ThreadSanitizer (which does not model standalone fences) the fence is left out: every
+// publication on the CPU also goes through a release store, and code that leaned on the fence
+// alone then shows up as a race instead of passing by luck.
+template <Scope kScope = Scope::kSystem>
+ACCL_SIMT_FN void fence() {
+#if !defined(__SANITIZE_THREAD__)
+  std::atomic_thread_fence(std::memory_order_seq_cst);
+#endif
+}
+
+ACCL_SIMT_FN uint32_t atomicAdd32(uint32_t* p, uint32_t v) {
+  return detail::atom(p).fetch_add(v, std::memory_order_relaxed);
+}
+ACCL_SIMT_FN uint64_t atomicAdd64(uint64_t* p, uint64_t v) {
+  return detail::atom(p).fetch_add(v, std::memory_order_relaxed);
+}
+
+// ---- LL -----------------------------------------------------------------------------------------
+
+ACCL_SIMT_FN void llStoreWord(uint64_t* word, uint32_t data, uint32_t flag) {
+  storeVolatile64(word, llPack(data, flag));
+}
+ACCL_SIMT_FN bool llTryLoadWord(const uint64_t* word, uint32_t flag, uint32_t& data) {
+  uint64_t w = loadVolatile64(word);
+  data = llData(w);
+  return llFlag(w) == flag;
+}
+
+ACCL_SIMT_FN void llStoreLine(uint64_t* line, uint64_t data, uint32_t flag) {
+  storeVolatile64(line, llPack(uint32_t(data), flag));
+  storeVolatile64(line + 1, llPack(uint32_t(data >> 32), flag));
+}
+ACCL_SIMT_FN bool llTryLoadLine(const uint64_t* line, uint32_t flag, uint64_t& data) {
+  uint64_t a = loadVolatile64(line);
+  uint64_t b = loadVolatile64(line + 1);
+  data = uint64_t(llData(a)) | (uint64_t(llData(b)) << 32);
+  return llFlag(a) == flag && llFlag(b) == flag;
+}
+
+// ---- LL128 --------------------------------------------------------------------------------------
+
+ACCL_SIMT_FN void ll128Store(uint64_t* line, uint64_t w0, uint64_t w1, uint64_t flag) {
+  const int part = laneId() % kLL128LanesPerLine;
+  const bool flagLane = part == kLL128LanesPerLine - 1;
+  // Data words are plain stores: only the flag is ever polled, and a reader that touched the data
+  // without the flag's happens-before would be a race ThreadSanitizer reports.
+  line[2 * part] = w0;
+  if (!flagLane) line[2 * part + 1] = w1;
+  syncWarp();  // every lane's data is stored before any flag is
+  if (flagLane) storeRelease(line + kLL128FlagWord, flag);
+}
+
+ACCL_SIMT_FN bool ll128TryLoad(const uint64_t* line, uint64_t flag, uint64_t& w0, uint64_t& w1) {
+  const int part = laneId() % kLL128LanesPerLine;
+  const bool flagLane = part == kLL128LanesPerLine - 1;
+  const bool mine = !flagLane || loadAcquire(line + kLL128FlagWord) == flag;
+  if (!all(mine)) {  // the vote also orders the data loads below after the flag loads
+    w0 = w1 = 0;
+    return false;
+  }
+  w0 = line[2 * part];
+  w1 = flagLane ? flag : line[2 * part + 1];
+  return true;
+}
+
+// ---- waiting ------------------------------------------------------------------------------------
+
+template <class Done>
+ACCL_SIMT_FN bool spinUntil(Done&& done, const uint32_t* abortFlag, int checkEvery = kAbortCheckSpins) {
+  int spins = 0;
+  for (int polls = 0; !done(); ++polls) {
+    if (abortFlag != nullptr && ++spins >= checkEvery) {
+      spins = 0;
+      if (loadVolatile32(abortFlag) != 0) return false;
+    }
+    cpu::pollPause(polls);
+  }
+  return true;
+}
+
+template <class Done>
+ACCL_SIMT_FN bool warpSpinUntil(Done&& done, const uint32_t* abortFlag, int checkEvery = kAbortCheckSpins) {
+  int spins = 0;
+  for (int polls = 0; !done(); ++polls) {
+    if (abortFlag != nullptr && ++spins >= checkEvery) {
+      spins = 0;
+      if (any(loadVolatile32(abortFlag) != 0)) return false;
+    }
+    cpu::pollPause(polls);
+  }
+  return true;
+}
+
+}  // namespace accl::simt

@@ -1,0 +1,210 @@
+// The CUDA Prims (src/device/cuda/cuda_prims.h) on the CPU SIMT harness: the ring all-reduce
+// schedule of src/algos, one block of 64 threads per rank (one channel), every protocol, 1-4
+// ranks, awkward counts, in and out of place, against closed-form results.
+#include <gtest/gtest.h>
+
+#include <cstdint>
+#include <ostream>
+#include <string>
+#include <vector>
+
+#include "algos/ring_all_reduce.h"
+#include "device/common/red_ops.h"
+#include "device/cuda/cuda_prims.h"
+#include "prims_test_net.h"
+
+namespace accl {
+namespace {
+
+namespace cpu = simt::cpu;
+using primstest::closedFormSum;
+using primstest::contribution;
+using primstest::protoName;
+using primstest::TestNet;
+
+// Runs ring all-reduce (sum) on `nranks` blocks; returns "" or what went wrong.
+template <class T>
+std::string runRingAllReduce(int nranks, ProtoId proto, size_t count, bool inPlace, int repeats = 1,
+                             int blockDim = 64) {
+  TestNet net(nranks);
+  const size_t guard = 5;
+  std::vector<std::vector<T>> in(nranks), out(nranks);
+  std::vector<int> userRanks(nranks);
+  for (int r = 0; r < nranks; ++r) userRanks[r] = r;
+  const size_t chunk = primsChunkCapacity(*net.sendEnd(0, 0), proto, sizeof(T));
+  uint32_t aborted = 0;
+
+  for (int rep = 0; rep < repeats; ++rep) {
+    for (int r = 0; r < nranks; ++r) {
+      in[r].resize(count + guard);
+      for (size_t i = 0; i < count + guard; ++i) in[r][i] = contribution<T>(r, i);
+      out[r].assign(count + guard, T(77));
+    }
+    std::string err = net.launch([&] {
+      const int r = simt::blockIndex();
+      CudaPrimsArgs args;
+      if (nranks > 1) {
+        args.recv[0] = net.recvEnd(r, (r + nranks - 1) % nranks);
+        args.send[0] = net.sendEnd(r, (r + 1) % nranks);
+        args.nRecv = args.nSend = 1;
+      }
+      args.input = in[r].data();
+      args.output = inPlace ? in[r].data() : out[r].data();
+      args.proto = proto;
+      CudaPrims<T, RedSum<T>> prims(args, RedSum<T>{});
+      RingView ring{nranks, r, userRanks.data()};
+      CollWork work{};
+      work.chanOffset = 0;
+      work.chanCount = count;
+      work.chunkElems = chunk;
+      ringAllReduce(prims, ring, work);
+      if (prims.aborted()) simt::atomicAdd32(&aborted, 1);
+    }, blockDim);
+    if (!err.empty()) return err;
+    if (aborted) return "a block reported an abort";
+    for (int r = 0; r < nranks; ++r) {
+      const std::vector<T>& result = inPlace ? in[r] : out[r];
+      for (size_t i = 0; i < count; ++i)
+        if (!(result[i] == closedFormSum<T>(nranks, i)))
+          return "rank " + std::to_string(r) + " element " + std::to_string(i) + " = " +
+                 std::to_string(double(result[i])) + ", expected " +
+                 std::to_string(double(closedFormSum<T>(nranks, i)));
+      for (size_t i = count; i < count + guard; ++i) {
+        const T want = inPlace ? contribution<T>(r, i) : T(77);
+        if (!(result[i] == want))
+          return "rank " + std::to_string(r) + " guard element " + std::to_string(i) + " overwritten";
+      }
+    }
+  }
+  return net.checkSteps();  // both ends of every connection agree on the steps taken
+}
+
+// The Prims over connections laid out exactly as device/common/fifo.h lays them out (the memory
+// the transports allocate), converted with primsConnFrom.
+TEST(CudaPrimsRingFifoLayout, EveryProtocolOverFifoViews) {
+  const int nranks = 3;
+  const FifoLayout layout{/*simpleSlotBytes=*/512, /*llSlotWords=*/64, /*ll128SlotLines=*/8};
+  std::vector<std::vector<simt::Vec16>> recvMem(nranks), sendMem(nranks);
+  std::vector<PrimsConn> senderEnds(nranks), receiverEnds(nranks);  // [r]: connection r -> r + 1
+  for (int r = 0; r < nranks; ++r) {
+    recvMem[r].assign(layout.recvBytes() / sizeof(simt::Vec16) + 1, simt::Vec16{0, 0});
+    sendMem[r].assign(FifoLayout::sendBytes() / sizeof(simt::Vec16) + 1, simt::Vec16{0, 0});
+    FifoView view = makeFifoView(recvMem[r].data(), sendMem[r].data(), layout);
+    senderEnds[r] = receiverEnds[r] = primsConnFrom(view);
+  }
+  std::vector<int> userRanks = {0, 1, 2};
+  for (ProtoId proto : {kProtoSimple, kProtoLL, kProtoLL128}) {
+    const size_t count = 1000;
+    std::vector<std::vector<float>> in(nranks), out(nranks, std::vector<float>(count, 0.0f));
+    for (int r = 0; r < nranks; ++r)
+      for (size_t i = 0; i < count; ++i) in[r].push_back(contribution<float>(r, i));
+    cpu::LaunchConfig cfg;
+    cfg.gridDim = nranks;
+    cfg.blockDim = 64;
+    auto res = cpu::launch(cfg, [&] {
+      const int r = simt::blockIndex();
+      CudaPrimsArgs args;
+      args.recv[0] = &receiverEnds[(r + nranks - 1) % nranks];
+      args.send[0] = &senderEnds[r];
+      args.nRecv = args.nSend = 1;
+      args.input = in[r].data();
+      args.output = out[r].data();
+      args.proto = proto;
+      CudaPrims<float, RedSum<float>> prims(args, RedSum<float>{});
+      RingView ring{nranks, r, userRanks.data()};
+      CollWork work{};
+      work.chanCount = count;
+      work.chunkElems = primsChunkCapacity(senderEnds[0], proto, sizeof(float));
+      ringAllReduce(prims, ring, work);
+    });
+    ASSERT_TRUE(res.ok) << res.error;
+    for (int r = 0; r < nranks; ++r)
+      for (size_t i = 0; i < count; ++i) ASSERT_EQ(out[r][i], closedFormSum<float>(nranks, i)) << protoName(proto);
+  }
+  for (int r = 0; r < nranks; ++r) {
+    EXPECT_EQ(senderEnds[r].step, receiverEnds[r].step);
+    EXPECT_EQ(*senderEnds[r].tail, senderEnds[r].step);
+    EXPECT_EQ(*receiverEnds[r].head, receiverEnds[r].step);
+  }
+}
+
+// LL128 slots follow the LL slots, 128-byte aligned, only when the layout has them: a layout
+// without them (the host backend's) keeps its size and gives a view without LL128.
+TEST(CudaPrimsRingFifoLayout, LL128SlotsOnlyWhereTheLayoutHasThem) {
+  const FifoLayout host{/*simpleSlotBytes=*/1000, /*llSlotWords=*/6};
+  EXPECT_EQ(host.recvBytes(), sizeof(FifoCounter) + 1000 * kFifoSteps + 6 * sizeof(LLWord) * kFifoSteps);
+  std::vector<simt::Vec16> mem(host.recvBytes() / 16 + 1), head(8);
+  EXPECT_EQ(makeFifoView(mem.data(), head.data(), host).ll128, nullptr);
+  EXPECT_EQ(primsConnFrom(makeFifoView(mem.data(), head.data(), host)).ll128SlotLines, 0u);
+
+  const FifoLayout gpu{/*simpleSlotBytes=*/1000, /*llSlotWords=*/6, /*ll128SlotLines=*/12};
+  EXPECT_EQ(gpu.ll128Offset() % FifoLayout::kLL128LineBytes, 0u);
+  EXPECT_GE(gpu.ll128Offset(), host.recvBytes());
+  EXPECT_EQ(gpu.recvBytes(), gpu.ll128Offset() + 12 * 128 * kFifoSteps);
+  mem.assign(gpu.recvBytes() / 16 + 1, simt::Vec16{0, 0});
+  const PrimsConn c = primsConnFrom(makeFifoView(mem.data(), head.data(), gpu));
+  EXPECT_EQ(reinterpret_cast<char*>(c.ll128) - reinterpret_cast<char*>(mem.data()), ptrdiff_t(gpu.ll128Offset()));
+  EXPECT_EQ(c.ll128SlotLines, 12u);
+  EXPECT_EQ(primsChunkCapacity(c, kProtoLL128, sizeof(float)), 12 * 120 / sizeof(float));
+  // NCCL's default LL128 FIFO (4800 KiB): 4800 lines of 128 bytes per step.
+  EXPECT_EQ(ll128SlotLinesFor(0), 4800u);
+  EXPECT_EQ(ll128SlotLinesFor(4800 << 10), 4800u);
+  EXPECT_EQ(ll128SlotLinesFor(1), size_t(simt::kLL128LinesPerWarp));
+}
+
+struct RingCase {
+  int nranks;
+  ProtoId proto;
+};
+
+void PrintTo(const RingCase& c, std::ostream* os) { *os << c.nranks << " ranks, " << protoName(c.proto); }
+
+class CudaPrimsRing : public ::testing::TestWithParam<RingCase> {};
+
+TEST_P(CudaPrimsRing, FloatSumMatchesClosedForm) {
+  const RingCase c = GetParam();
+  // 0, 1, odd, prime and multi-chunk counts (chunks: Simple 256, LL 128, LL128 240 floats).
+  for (size_t count : {size_t(0), size_t(1), size_t(7), size_t(241), size_t(1031)})
+    EXPECT_EQ(runRingAllReduce<float>(c.nranks, c.proto, count, /*inPlace=*/false), "") << "count " << count;
+}
+
+TEST_P(CudaPrimsRing, InPlaceAndOtherWidthsMatchClosedForm) {
+  const RingCase c = GetParam();
+  EXPECT_EQ(runRingAllReduce<float>(c.nranks, c.proto, 523, /*inPlace=*/true), "");
+  EXPECT_EQ(runRingAllReduce<uint8_t>(c.nranks, c.proto, 301, false), "");  // 16 per vector
+  EXPECT_EQ(runRingAllReduce<double>(c.nranks, c.proto, 133, false), "");   // 1 per LL line
+}
+
+TEST(CudaPrimsRingReuse, ConnectionsCarryStepsAcrossOperations) {
+  // Three all-reduces over the same connections: each end resumes from its stored step.
+  EXPECT_EQ(runRingAllReduce<float>(3, kProtoSimple, 700, false, /*repeats=*/3), "");
+  EXPECT_EQ(runRingAllReduce<float>(3, kProtoLL, 300, false, 3), "");
+  EXPECT_EQ(runRingAllReduce<float>(3, kProtoLL128, 500, false, 3), "");
+}
+
+// Warp roles at other block sizes: one warp (its lanes wait, move data and post; both barriers
+// are votes of that warp) and eight warps (two peer warps, six data warps). The 64-thread blocks
+// of the other tests have one data warp, so a Simple step of 64 packets keeps two of each
+// thread's unrolled packets in flight.
+TEST(CudaPrimsRingWarpRoles, OneWarpAndEightWarpBlocks) {
+  for (ProtoId proto : {kProtoSimple, kProtoLL, kProtoLL128}) {
+    EXPECT_EQ(runRingAllReduce<float>(3, proto, 1031, false, 1, /*blockDim=*/32), "") << protoName(proto);
+    EXPECT_EQ(runRingAllReduce<float>(2, proto, 1031, false, 1, /*blockDim=*/256), "") << protoName(proto);
+  }
+}
+
+std::vector<RingCase> ringCases() {
+  std::vector<RingCase> v;
+  for (int n = 1; n <= 4; ++n)
+    for (ProtoId p : {kProtoSimple, kProtoLL, kProtoLL128}) v.push_back({n, p});
+  return v;
+}
+
+std::string ringCaseName(const ::testing::TestParamInfo<RingCase>& info) {
+  return std::to_string(info.param.nranks) + "ranks_" + protoName(info.param.proto);
+}
+
+INSTANTIATE_TEST_SUITE_P(AllProtocols, CudaPrimsRing, ::testing::ValuesIn(ringCases()), ringCaseName);
+
+}  // namespace
+}  // namespace accl
