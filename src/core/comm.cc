@@ -71,6 +71,9 @@ void joinCommJob(ncclComm* comm) {
 void releaseCommResources(ncclComm* comm) {
   rasRemoveComm(comm);   // accl-ras stops listing it (ras/ras_state.h)
   joinCommJob(comm);
+  // Over the network an operation is complete for its sender once its last step is staged:
+  // hand the staged steps over before the peers hear that this rank left.
+  if (comm->engine) comm->engine->conns.drainNetwork();
   livenessLeave(comm);   // tells the other member processes this rank left on purpose
   comm->engine.reset();  // stops channel workers, closes and unmaps connections
   comm->bootstrap.reset();

@@ -105,6 +105,10 @@ ConnectionTable::ConnectionTable() = default;
 
 ConnectionTable::~ConnectionTable() { releaseAll(); }
 
+void ConnectionTable::drainNetwork() {
+  if (net_) net_->drainAndStopProxy();
+}
+
 void ConnectionTable::releaseAll() {
   // The network's senders first hand over what their Prims already published; then nothing
   // progresses the ends any more.

@@ -61,6 +61,12 @@ class ConnectionTable {
   // ncclCommSuspend); the next connect() rebuilds them.
   void releaseAll();
 
+  // Lets the network's senders hand over what their Prims already published (bounded; see
+  // NetContext::drainAndStopProxy). Called before this rank tells its peers it left, so that a
+  // peer still receiving the end of the last operation gets the data, not "closed its
+  // communicator". Nothing is freed; releaseAll() still runs later.
+  void drainNetwork();
+
   // Bytes this rank allocated for its connections: the FIFOs it receives on (slots and tail) and
   // the head counters of those it sends on.
   uint64_t ownedBytes() const { return ownedBytes_.load(std::memory_order_relaxed); }

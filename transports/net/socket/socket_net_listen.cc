@@ -49,6 +49,12 @@ ncclResult_t SocketNetListen::create(const SocketNetIf& iface, NetHandle* handle
   return ncclSuccess;
 }
 
+SocketNetListen::~SocketNetListen() {
+  acceptWaiting();  // strangers still queued in the kernel get their line too
+  for (const Pending& p : pending_)
+    reject(p, "closed by the listener after %zu of %zu hello bytes", p.have, kHelloBytes);
+}
+
 void SocketNetListen::reject(const Pending& p, const char* fmt, ...) {
   char why[256];
   va_list ap;

@@ -26,6 +26,10 @@ class SocketNetListen final : public NetListenComm {
   // Listens on `iface`'s address (ephemeral port) and fills `handle`.
   static ncclResult_t create(const SocketNetIf& iface, NetHandle* handle, std::unique_ptr<SocketNetListen>* out);
 
+  // Rejects, with a log line each, the connections that had not identified themselves yet (a
+  // silent stranger is never dropped without a trace).
+  ~SocketNetListen() override;
+
   // Non-blocking; *out stays null until a whole connection has arrived.
   ncclResult_t accept(std::unique_ptr<SocketNetRecvComm>* out);
 
