@@ -1,12 +1,14 @@
 #!/usr/bin/env bash
 # Builds accl and runs every test that this machine can run (all labels but gpu; gpu too when a
 # GPU is visible). The same command runs in CI (.ci/run).
-# Before the build it fetches, when it can (both optional, both cached under ~/.cache/accl):
-# NVIDIA's NCCL 2.32.3 headers and library for the ABI comparisons, and torch 2.15.0 for the
-# PyTorch smoke test. Without network the tests that need them skip.
+# Before the build it fetches, when it can (all optional, all cached under ~/.cache/accl):
+# NVIDIA's NCCL 2.32.3 headers and library for the ABI comparisons, torch 2.15.0 for the
+# PyTorch smoke test, and (CUDA builds) cuobjdump for the sm-code test. Without network the
+# tests that need them skip (the sm-code test falls back to a weaker check).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/fetch-nccl-reference.sh
+if command -v nvcc >/dev/null 2>&1 || [[ -x /usr/local/cuda/bin/nvcc ]]; then scripts/fetch-cuobjdump.sh; fi
 scripts/torch-venv.sh
 scripts/build.sh
 BUILD_DIR=${BUILD_DIR:-build}

@@ -18,6 +18,7 @@ constexpr UnsetMeaning kUnsetMeanings[] = {
     {"ACCL_BACKEND", "auto: cuda when built with CUDA and a GPU is visible, else host"},
     {"NCCL_BUFFSIZE", "NCCL default: 4 MiB; host backend: 1 MiB"},
     {"NCCL_LL_BUFFSIZE", "NCCL default: 512 KiB; host backend: 256 KiB"},
+    {"NCCL_LL128_BUFFSIZE", "NCCL default: 4800 KiB; host backend: no LL128 slots"},
     {"NCCL_NTHREADS", "NCCL default: 512"},
     {"NCCL_LL128_NTHREADS", "NCCL default: 640"},
     {"NCCL_NET_OVERHEAD", "auto: 1000 ns on Intel CPUs, 2000 ns on AMD"},

@@ -147,6 +147,8 @@ ACCL_PARAM(NCCL_BUFFSIZE, Int, "-2",
            "Bytes of Simple-protocol FIFO per connection (default: 4 MiB on GPUs, 1 MiB on the host backend).")
 ACCL_PARAM(NCCL_LL_BUFFSIZE, Int, "-2",
            "Bytes of LL-protocol FIFO per connection (half is payload; default 256 KiB on the host backend).")
+ACCL_PARAM(NCCL_LL128_BUFFSIZE, Int, "-2",
+           "Bytes of LL128-protocol FIFO per connection (GPU backend only; default 4800 KiB, NCCL's).")
 ACCL_PARAM(ACCL_TIMEOUT_MS, Int, "1800000",
            "A collective or send/recv that sees no progress from a peer for this long fails with ncclRemoteError "
            "naming the peer (0: wait forever). A peer process that exits, freezes or becomes unreachable is detected "

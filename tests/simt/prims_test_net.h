@@ -35,11 +35,13 @@ struct TestConnection {
     c.simpleSlotBytes = kSimpleSlotBytes;
     c.llSlotWords = kLLSlotWords;
     c.ll128SlotLines = kLL128SlotLines;
+    c.stepInfo = stepInfo;
     senderEnd = receiverEnd = c;
   }
 
   alignas(64) uint64_t tail = 0;  // receiver's memory
   alignas(64) uint64_t head = 0;  // sender's memory
+  uint32_t stepInfo[kFifoSteps] = {};  // receiver's memory: fifoStepInfo of each slot (sender writes)
   std::vector<simt::Vec16> simple;
   std::vector<uint64_t> ll;
   std::vector<uint64_t> ll128;

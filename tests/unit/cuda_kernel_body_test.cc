@@ -101,7 +101,8 @@ CollWork collWork(FuncId func, AlgoId algo, ProtoId proto, ncclDataType_t type, 
   return w;
 }
 
-// `mask` picks the items: 1 ring all-reduce, 2 all-gather, 4 tree all-reduce, 8 p2p batch.
+// `mask` picks the items: 1 ring all-reduce, 2 all-gather, 4 tree all-reduce, 8 p2p batch, 16
+// makes the p2p transfers longer than the FIFO (more steps than kFifoSteps).
 std::string runMixedLaunch(int n, ProtoId proto, size_t count, unsigned mask = 15) {
   TestNet net(n);
   const std::vector<DevFn> table = cpuTable();
@@ -111,7 +112,7 @@ std::string runMixedLaunch(int n, ProtoId proto, size_t count, unsigned mask = 1
   const size_t capBytes = primsChunkCapacity(*net.sendEnd(0, 0), proto, 1);
   const size_t chunkF = capBytes / sizeof(float);
   const size_t chunkI = capBytes / sizeof(int32_t);
-  const size_t p2pCount = count * 3 + 1;  // int8 elements
+  const size_t p2pCount = (mask & 16) ? capBytes * (kFifoSteps + 3) + 3 : count * 3 + 1;  // int8 elements
 
   std::vector<std::vector<float>> ringIn(n), ringOut(n), treeIn(n), treeOut(n);
   std::vector<std::vector<int32_t>> agIn(n), agOut(n);
@@ -199,6 +200,16 @@ std::string runMixedLaunch(int n, ProtoId proto, size_t count, unsigned mask = 1
 }
 
 class CudaKernelBody : public ::testing::TestWithParam<std::tuple<int, ProtoId>> {};
+
+// Every rank lists its receive before its send and each transfer needs more FIFO steps than the
+// FIFO has: a block that ran both kinds on all its warps in turn would wait on itself.
+TEST(CudaKernelBodyP2p, ReceiveFirstLongerThanTheFifo) {
+  for (int n : {2, 3})
+    for (ProtoId proto : {kProtoLL, kProtoLL128, kProtoSimple}) {
+      SCOPED_TRACE(std::to_string(n) + " ranks, proto " + std::to_string(int(proto)));
+      EXPECT_EQ(runMixedLaunch(n, proto, 1, 8 | 16), "");
+    }
+}
 
 TEST_P(CudaKernelBody, MixedLaunchGivesClosedFormResults) {
   const auto [n, proto] = GetParam();

@@ -2,6 +2,9 @@
 // all of it local, the FifoView never points anywhere else — its NetDevice comm and
 // registration, and the proxy's progress through the steps.
 //
+// The memory is host memory; for a CUDA rank it is pinned and mapped into the device, so the
+// kernel's Prims and the proxy share it (docs/transports.md §6).
+//
 // Receiver memory: [tail counter][Simple slots][LL slots] (fifo.h's receiver layout), then the
 // local copy of head that the receiver's Prims release into, the LL bounce slots and the step
 // headers that arrive. Sender memory: the staging FIFO in the receiver's layout (the Prims write
@@ -59,9 +62,15 @@ struct NetConnResources : TransportResources {
   std::string peerHost;
   FifoLayout layout{};
 
-  // Memory (one allocation, registered once).
+  // Memory (one allocation, registered once). On a rank whose backend runs kernels
+  // (PeerInfo::gpuFifos) it is pinned host memory mapped into the device (`pinned`), and the
+  // FifoView holds its device addresses (`memDevice`); else plain host memory (memDevice == mem).
+  // The proxy always works on the host addresses.
   char* mem = nullptr;
+  char* memDevice = nullptr;
   size_t memBytes = 0;
+  bool pinned = false;
+  int cudaDev = -1;
   char* fifo = nullptr;            // receiver layout: tail, Simple slots, LL slots
   FifoCounter* head = nullptr;     // sender: published by the proxy; receiver: the Prims' releases
   LLWord* bounce = nullptr;        // receiver: kFifoSteps LL slots the network fills
@@ -94,6 +103,8 @@ struct NetConnResources : TransportResources {
     bool complete = false;
   } steps[kFifoSteps];
 
+  // The address of this end's memory at `p` (a host address in mem) as the Prims use it.
+  void* forPrims(void* p) const { return memDevice + (static_cast<char*>(p) - mem); }
   size_t llSlotBytes() const { return layout.llSlotWords * sizeof(LLWord); }
   FifoCounter* tail() const { return reinterpret_cast<FifoCounter*>(fifo + FifoLayout::tailOffset()); }
   char* simpleSlot(uint64_t s) const { return fifo + layout.simpleOffset() + (s % kFifoSteps) * layout.simpleSlotBytes; }
@@ -105,6 +116,8 @@ struct NetConnResources : TransportResources {
   ncclResult_t failWith(ncclResult_t res, const char* what);
   // Sets `closed` on both local counters and wakes their sleepers.
   void closeCounters();
+  // Frees the memory (pinned or not).
+  void releaseMemory();
 };
 
 // Proxy progress of each end (net_send_progress.cc, net_recv_progress.cc).

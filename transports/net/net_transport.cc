@@ -19,6 +19,9 @@
 #include "util/check.h"
 #include "util/log.h"
 #include "util/params.h"
+#ifdef ACCL_HAVE_CUDA
+#include "device/cuda/cuda_memory.h"
+#endif
 
 namespace accl {
 
@@ -29,7 +32,20 @@ NetConnResources::~NetConnResources() {
     if (recvComm) net->closeRecv(recvComm);
     if (listenComm) net->closeListen(listenComm);
   }
+  releaseMemory();
+}
+
+void NetConnResources::releaseMemory() {
+#ifdef ACCL_HAVE_CUDA
+  if (pinned) {
+    cuda::PinnedHostMemory m{mem, memDevice, memBytes};
+    cuda::pinnedHostFree(&m);
+    mem = memDevice = nullptr;
+    return;
+  }
+#endif
   std::free(mem);
+  mem = memDevice = nullptr;
 }
 
 ncclResult_t NetConnResources::failWith(ncclResult_t res, const char* what) {
@@ -72,19 +88,52 @@ bool canConnect(const PeerInfo& self, const PeerInfo& peer) {
 
 NetConnResources* res(ConnEnd* end) { return static_cast<NetConnResources*>(end->resources.get()); }
 
+// Where a CUDA rank's FIFO goes. GPUDirect RDMA (the FIFO in device memory, registered with
+// kNetPtrCuda / a dma-buf) needs a device that reports it and a proxy that reaches device memory
+// (the LL bounce copy and the step headers are host stores today): not done yet, so every CUDA
+// rank uses pinned host memory, and says so once per connection when GDR was available.
+ncclResult_t allocatePinned(NetConnResources* r) {
+#ifdef ACCL_HAVE_CUDA
+  const NetProperties& props = r->ctx->properties();
+  const bool gdrCapable = (props.ptrSupport & kNetPtrCuda) != 0 && (props.gdrPeermem || props.gdrDmaBuf);
+  if (gdrCapable)
+    ACCL_INFO(ACCL_LOG_NET,
+              "NET: rank %d channel %d (%s rank %d): %s reports GPUDirect RDMA (%s), not used yet: the FIFO is in "
+              "pinned host memory",
+              r->rank, r->channel, r->side == ConnSide::kSend ? "to" : "from", r->peerRank, r->net->name(),
+              props.gdrDmaBuf ? "dma-buf" : "peermem");
+  cuda::PinnedHostMemory m;
+  ncclResult_t rc = cuda::pinnedHostAlloc(r->memBytes, r->cudaDev, &m);
+  if (rc != ncclSuccess)
+    return fail(rc, "net transport: rank %d cannot allocate %zu bytes of pinned host memory (device %d) for its "
+                "connection with rank %d", r->rank, r->memBytes, r->cudaDev, r->peerRank);
+  r->mem = static_cast<char*>(m.host);
+  r->memDevice = static_cast<char*>(m.device);
+  r->pinned = true;
+  return ncclSuccess;
+#else
+  return fail(ncclInternalError, "net transport: rank %d runs kernels (device %d) but this build has no CUDA",
+              r->rank, r->cudaDev);
+#endif
+}
+
 // Allocates the end's memory: the receiver layout's FIFO, then head, (receiver) LL bounce slots,
-// then the step headers; zeroed and 4 KiB aligned.
+// then the step headers; zeroed and 4 KiB aligned. Pinned and device-mapped on a CUDA rank.
 ncclResult_t allocate(NetConnResources* r) {
   const size_t fifoBytes = (r->layout.recvBytes() + 63) / 64 * 64;
   const size_t bounceBytes = r->side == ConnSide::kRecv ? r->llSlotBytes() * kFifoSteps : 0;
   const size_t headerBytes = (sizeof(NetStepHeader) * kFifoSteps + 63) / 64 * 64;
   r->memBytes = fifoBytes + sizeof(FifoCounter) + bounceBytes + headerBytes;
-  void* p = nullptr;
-  if (posix_memalign(&p, 4096, r->memBytes) != 0)
-    return fail(ncclSystemError, "net transport: rank %d cannot allocate %zu bytes for its connection with rank %d",
-                r->rank, r->memBytes, r->peerRank);
-  std::memset(p, 0, r->memBytes);
-  r->mem = static_cast<char*>(p);
+  if (r->cudaDev >= 0) {
+    ACCL_CHECK(allocatePinned(r));
+  } else {
+    void* p = nullptr;
+    if (posix_memalign(&p, 4096, r->memBytes) != 0)
+      return fail(ncclSystemError, "net transport: rank %d cannot allocate %zu bytes for its connection with rank %d",
+                  r->rank, r->memBytes, r->peerRank);
+    std::memset(p, 0, r->memBytes);
+    r->mem = r->memDevice = static_cast<char*>(p);
+  }
   r->fifo = r->mem;
   r->head = reinterpret_cast<FifoCounter*>(r->mem + fifoBytes);
   r->bounce = bounceBytes ? reinterpret_cast<LLWord*>(r->mem + fifoBytes + sizeof(FifoCounter)) : nullptr;
@@ -102,6 +151,7 @@ ncclResult_t newResources(const ConnSetup& s, ConnSide side, ConnEnd* end, NetCo
   r->rank = s.self->rank;
   r->peerRank = s.peer->rank;
   r->channel = s.channel;
+  r->cudaDev = s.self->gpuFifos == 1 ? s.self->cudaDev : -1;  // the kernel reaches the FIFO
   r->peerHost.assign(s.peer->place.hostname, strnlen(s.peer->place.hostname, sizeof(s.peer->place.hostname)));
   ncclResult_t rc = s.net->device(&r->net);
   if (rc != ncclSuccess)
@@ -141,7 +191,9 @@ ncclResult_t recvSetup(const ConnSetup& s, ConnEnd* end, ConnBlob* blob) {
     return fail(rc, "net transport: rank %d cannot listen on %s device %d for rank %d", r->rank, r->net->name(),
                 mine.dev, r->peerRank);
   putBlobPayload(blob, mine);
-  end->view = makeFifoView(r->fifo, r->head, r->layout);  // all local: the proxy fills tail and slots
+  // All local: the proxy fills tail and slots. A CUDA rank's view holds the device addresses
+  // (with cudaHostAlloc under UVA the same as the host's).
+  end->view = makeFifoView(r->forPrims(r->fifo), r->forPrims(r->head), r->layout);
   end->ownedBytes = r->memBytes;
   return ncclSuccess;
 }
@@ -176,7 +228,7 @@ ncclResult_t sendConnect(const ConnSetup& s, const ConnBlob& peerBlob, ConnEnd* 
                   r->rank, r->peerRank, theirs.magic);
     r->layout = s.layout;  // the receiver's: the staging FIFO follows it
     ACCL_CHECK(allocate(r));
-    end->view = makeFifoView(r->fifo, r->head, r->layout);
+    end->view = makeFifoView(r->forPrims(r->fifo), r->forPrims(r->head), r->layout);
     end->ownedBytes = r->memBytes;
   }
   if (!r->sendComm) {

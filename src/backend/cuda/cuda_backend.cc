@@ -91,7 +91,8 @@ int CudaBackend::channelCount(const ncclComm& comm) const {
 }
 
 FifoLayout CudaBackend::fifoLayout() const {
-  // NCCL's GPU defaults: 4 MiB of Simple slots and 512 KiB of LL lines per connection.
+  // NCCL's GPU defaults: 4 MiB of Simple slots, 512 KiB of LL lines and 4800 KiB of LL128 lines
+  // per connection.
   int64_t buff = paramInt("NCCL_BUFFSIZE");
   int64_t ll = paramInt("NCCL_LL_BUFFSIZE");
   if (buff <= 0) buff = 4 << 20;
@@ -99,6 +100,7 @@ FifoLayout CudaBackend::fifoLayout() const {
   FifoLayout layout;
   layout.simpleSlotBytes = std::max<size_t>(size_t(buff) / kFifoSteps / 128 * 128, 128);
   layout.llSlotWords = std::max<size_t>(size_t(ll) / kFifoSteps / sizeof(LLWord) / 2 * 2, 8);
+  layout.ll128SlotLines = ll128SlotLinesFor(paramInt("NCCL_LL128_BUFFSIZE"));  // <= 0: NCCL's 4800 KiB
   return layout;
 }
 
@@ -193,8 +195,7 @@ size_t CudaBackend::chunkElems(ProtoId proto, size_t elemSize) const {
   PrimsConn c;
   c.simpleSlotBytes = layout_.simpleSlotBytes;
   c.llSlotWords = layout_.llSlotWords;
-  // LL128 lines take the Simple slot's bytes (the GPU transports size their LL128 slots so).
-  c.ll128SlotLines = layout_.simpleSlotBytes / simt::kLL128LineBytes / simt::kLL128LinesPerWarp * simt::kLL128LinesPerWarp;
+  c.ll128SlotLines = layout_.ll128SlotLines;  // the layout's own LL128 slots (fifoLayout)
   return primsChunkCapacity(c, proto, elemSize);
 }
 
@@ -222,9 +223,14 @@ ncclResult_t CudaBackend::deviceConn(int channel, int peer, bool isSend, PrimsCo
   // The transport's FIFO view; its memory must be device-reachable (the GPU transports'
   // business: device memory, CUDA IPC mappings or registered host memory).
   *host = primsConnFrom(conn->view);
-  host->ll128 = reinterpret_cast<uint64_t*>(host->simple);
-  host->ll128SlotLines =
-      host->simpleSlotBytes / simt::kLL128LineBytes / simt::kLL128LinesPerWarp * simt::kLL128LinesPerWarp;
+  if (!host->ll128) {
+    // A transport that laid out no LL128 slots: LL128 lines take the Simple slots' bytes, and
+    // chunkElems must not exceed them.
+    host->ll128 = reinterpret_cast<uint64_t*>(host->simple);
+    host->ll128SlotLines = std::min(
+        layout_.ll128SlotLines,
+        host->simpleSlotBytes / simt::kLL128LineBytes / simt::kLL128LinesPerWarp * simt::kLL128LinesPerWarp);
+  }
   conns_.emplace(key, dev);
   *out = dev;
   return ncclSuccess;

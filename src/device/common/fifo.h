@@ -51,6 +51,9 @@ static_assert(sizeof(FifoCounter) == 64, "FifoCounter: one cache line");
 // A step's info: the bytes its slot holds (Simple: the payload; LL: the LL words written, 8 bytes
 // per 4 payload bytes) and, in the top bit, whether it is an LL step.
 constexpr uint32_t kFifoStepLL = 1u << 31;
+// CUDA only: an LL128 step (bytes: the 128-byte lines written). A transport that does not carry
+// LL128 (the network: its layout has no LL128 slots) never sees it.
+constexpr uint32_t kFifoStepLL128 = 1u << 30;
 ACCL_HOST_DEVICE inline uint32_t fifoStepInfo(size_t slotBytes, bool ll) {
   return static_cast<uint32_t>(slotBytes) | (ll ? kFifoStepLL : 0u);
 }

@@ -79,6 +79,18 @@ bool enablePeerAccess(int dev, int peerDev);
 ncclResult_t copySync(void* dst, const void* src, size_t bytes);
 ncclResult_t zeroSync(void* dst, size_t bytes);
 
+// --- Pinned host memory (cuda_pinned_memory.cc) ---
+// Host memory that device `dev` reaches (cudaHostAlloc, portable and mapped), zeroed and page
+// aligned: the host uses `host`, kernels `device` (cudaHostGetDevicePointer). For FIFOs that a
+// host thread (a proxy) and a kernel share.
+struct PinnedHostMemory {
+  void* host = nullptr;
+  void* device = nullptr;
+  size_t bytes = 0;
+};
+ncclResult_t pinnedHostAlloc(size_t bytes, int dev, PinnedHostMemory* out);
+void pinnedHostFree(PinnedHostMemory* m);  // idempotent
+
 // --- ncclMemAlloc / ncclMemFree ---
 // Allocates on the calling thread's current device and records the allocation.
 ncclResult_t memAlloc(void** ptr, size_t size);

@@ -1,19 +1,16 @@
 // Point-to-point batches on the CUDA Prims: every send and receive of one batch (the transfers
 // of a group on one channel) progressed by one thread block without deadlock.
 //
-// A block that ran a batch's transfers one step each in turn on all its warps could deadlock:
-// rank A's block waits for B's data in a receive step while B's block waits for A's data in its
-// own receive step, and neither reaches the send step the other needs. So the block is split
-// into two warp groups, each with its own named barriers (CudaPrimsArgs::firstWarp / nWarps /
-// barrierBase): the send group runs the sends, the receive group the receives. Each group
-// interleaves its transfers one FIFO step at a time, in batch order (the schedule of
+// A block that ran a batch's transfers one step each in batch order could deadlock: rank A's
+// block waits for B's data in a receive step while B's block waits for A's data in its own
+// receive step, and neither reaches the send step the other needs. So each FIFO step runs in two
+// passes on the whole block: first every send's step, then every receive's (the schedule of
 // algos/send_recv.h: a transfer of n elements takes max(1, ceil(n / chunkElems)) steps, a
-// 0-element transfer one empty step). A send step waits only for a free slot, which the peer's
-// receive group frees on its own, so waits always lead back to an earlier step and the batch
-// completes for any send/recv pattern whose sends and receives match.
-//
-// With one warp in the block both kinds share it (in batch order); the guarantee needs at least
-// two warps (the kernels use 16).
+// 0-element transfer one empty step). A send step waits only for a slot the peer freed at an
+// earlier step, and a receive for a send the peer posts before its own receives, so the batch
+// completes for any send/recv pattern whose sends and receives match, in any listed order.
+// (Separate warp groups per kind would overlap sends and receives; they hung when a launch mixed
+// collectives and transfers on the CPU harness, and wait for a GPU to be looked at again.)
 #pragma once
 
 #include <cstddef>
@@ -50,33 +47,25 @@ ACCL_HOST_DEVICE inline size_t p2pStepsOf(const CudaP2pTransfer& t) {
 // wait was aborted.
 template <class T, class Get>
 ACCL_SIMT_FN bool cudaP2pBatch(int n, Get&& get, const uint32_t* abortFlag) {
-  int nSends = 0;
-  for (int i = 0; i < n; ++i) nSends += get(i).isSend ? 1 : 0;
-  const int warps = simt::warpCount();
-  const bool split = nSends > 0 && nSends < n && warps >= 2;
-  const int sendWarps = split ? warps / 2 : warps;
-  const bool inSendGroup = !split || simt::warpIndex() < sendWarps;
+  size_t steps = 0;
+  for (int i = 0; i < n; ++i) {
+    const size_t s = p2pStepsOf(get(i));
+    steps = s > steps ? s : steps;
+  }
+  CudaPrimsArgs base;
+  base.abortFlag = abortFlag;
+  base.barrierBase = kP2pSendBarrierBase;
   bool ok = true;
-  for (int kind = 0; kind < 2; ++kind) {
-    const bool sends = kind == 0;
-    // Split: each group runs its own kind. Not split: the whole block runs every transfer, in
-    // batch order, in the first pass.
-    if (split ? (sends != inSendGroup) : !sends) continue;
-    CudaPrimsArgs base;
-    base.abortFlag = abortFlag;
-    base.firstWarp = split && !sends ? sendWarps : 0;
-    base.nWarps = split ? (sends ? sendWarps : warps - sendWarps) : warps;
-    base.barrierBase = sends || !split ? kP2pSendBarrierBase : kP2pRecvBarrierBase;
-    size_t steps = 0;
-    for (int i = 0; i < n; ++i) {
-      const CudaP2pTransfer t = get(i);
-      if (split && t.isSend != sends) continue;
-      steps = p2pStepsOf(t) > steps ? p2pStepsOf(t) : steps;
-    }
-    for (size_t s = 0; s < steps && ok; ++s) {
+  // Step s: first every send's step s, then every receive's. A send waits only for the slot the
+  // peer freed at its step s - kFifoSteps; a receive waits for the peer's send of step s, which
+  // the peer posts before any of its own receives of step s. So every wait leads back to an
+  // earlier step, whatever order the batch lists its transfers in.
+  for (size_t s = 0; s < steps && ok; ++s) {
+    for (int pass = 0; pass < 2 && ok; ++pass) {
+      const bool sends = pass == 0;
       for (int i = 0; i < n && ok; ++i) {
         const CudaP2pTransfer t = get(i);
-        if ((split && t.isSend != sends) || s >= p2pStepsOf(t)) continue;
+        if (t.isSend != sends || s >= p2pStepsOf(t)) continue;
         CudaPrimsArgs a = base;
         a.proto = t.proto;
         a.input = t.sendbuff;

@@ -185,7 +185,7 @@ class CudaPrims {
       }
     }
     // 3. post (every thread advances its copy of the step counters).
-    if (myPeer_ >= 0) postPeer(what);
+    if (myPeer_ >= 0) postPeer(what, n);
     if (what & kSend) {
       ACCL_PRIMS_UNROLL
       for (int i = 0; i < kMaxSend; ++i) sendStep_[i] += 1;
@@ -221,7 +221,21 @@ class CudaPrims {
     return simt::spinUntil([&] { return simt::loadAcquire(head) + kFifoSteps > step; }, abortFlag_);
   }
 
-  ACCL_SIMT_FN void postPeer(unsigned what) const {
+  // What a step of `n` elements puts in a send slot (fifoStepInfo): Simple the payload bytes, LL
+  // the 16-byte lines written (8 data bytes each), LL128 the 128-byte lines of the warp groups
+  // written, with kFifoStepLL128.
+  ACCL_SIMT_FN uint32_t stepInfoOf(size_t n) const {
+    const size_t bytes = n * sizeof(T);
+    if (proto_ == kProtoLL) return fifoStepInfo((bytes + 7) / 8 * 16, true);
+    if (proto_ == kProtoLL128) {
+      const size_t lines = (bytes + kLL128LineDataBytes - 1) / kLL128LineDataBytes;
+      const size_t groups = (lines + simt::kLL128LinesPerWarp - 1) / simt::kLL128LinesPerWarp;
+      return uint32_t(groups * simt::kLL128LinesPerWarp * simt::kLL128LineBytes) | kFifoStepLL128;
+    }
+    return fifoStepInfo(bytes, false);
+  }
+
+  ACCL_SIMT_FN void postPeer(unsigned what, size_t n) const {
     if (myPeer_ < nRecv_) {
       if (!(what & kRecv)) return;
       PrimsConn* c = pickRecv(myPeer_);
@@ -234,7 +248,8 @@ class CudaPrims {
     const int s = myPeer_ - nRecv_;
     PrimsConn* c = pickSend(s);
     const uint64_t next = sendStepOf(s) + 1;
-    simt::fence<simt::Scope::kSystem>();  // the data warps' slot stores (ordered by barrier B) first
+    if (c->stepInfo) simt::storeVolatile32(c->stepInfo + (next - 1) % kFifoSteps, stepInfoOf(n));
+    simt::fence<simt::Scope::kSystem>();  // the data warps' slot stores (ordered by barrier B) and stepInfo first
     simt::storeRelease(c->tail, next);
     c->step = next;
   }

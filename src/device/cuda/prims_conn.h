@@ -24,6 +24,10 @@ struct PrimsConn {
   char* simple = nullptr;     // receiver's memory: kFifoSteps slots of simpleSlotBytes (16-byte aligned)
   uint64_t* ll = nullptr;     // receiver's memory: kFifoSteps slots of llSlotWords LL words
   uint64_t* ll128 = nullptr;  // receiver's memory: kFifoSteps slots of ll128SlotLines lines (128-byte aligned)
+  // Receiver's memory, on tail's line (FifoCounter::stepInfo): what each slot holds
+  // (fifoStepInfo), written by the sender's posting lane before it publishes tail, for a proxy
+  // that forwards the step (the network). Null: not written.
+  uint32_t* stepInfo = nullptr;
   size_t simpleSlotBytes = 0;  // a multiple of 16
   size_t llSlotWords = 0;      // even (16-byte LL lines)
   size_t ll128SlotLines = 0;   // a multiple of simt::kLL128LinesPerWarp
@@ -60,6 +64,7 @@ inline PrimsConn primsConnFrom(const FifoView& v) {
   c.simple = v.simple;
   c.ll = reinterpret_cast<uint64_t*>(v.ll);
   c.ll128 = v.ll128;
+  c.stepInfo = v.tail->stepInfo;
   c.simpleSlotBytes = v.layout.simpleSlotBytes;
   c.llSlotWords = v.layout.llSlotWords;
   c.ll128SlotLines = v.ll128 ? v.layout.ll128SlotLines : 0;

@@ -1,7 +1,7 @@
 // What one block of the communicator kernel does for its channel: the channel's items of a
 // launch (kernel_args.h) in order — a collective through the function table (dev_run.h), a batch
-// of point-to-point transfers through cudaP2pBatch (device/cuda/cuda_p2p.h: sends and receives
-// on separate warp groups, so any send/recv pattern of a group completes). Every thread of the block
+// of point-to-point transfers through cudaP2pBatch (device/cuda/cuda_p2p.h: each step's sends
+// before its receives, so any send/recv pattern of a group completes). Every thread of the block
 // runs this with the same arguments. Written against the device-primitives layer only: the
 // kernel (kernel.cu) calls it under nvcc, tests/unit/cuda_kernel_body_test.cc on the CPU harness.
 #pragma once
@@ -13,7 +13,7 @@
 namespace accl {
 
 // Items [first, last] are one batch of transfers, run by cudaP2pBatch (device/cuda/cuda_p2p.h):
-// sends and receives on separate halves of the block, so any matching pattern completes.
+// each step's sends before its receives, so any matching pattern completes.
 ACCL_SIMT_FN bool devRunP2pBatch(const DevWorkItem* items, int first, int last, const DevChannel& ch,
                                  const DevComm& comm) {
   for (int i = first; i <= last; ++i) {
