@@ -84,11 +84,15 @@ std::string runRingAllReduce(int nranks, ProtoId proto, size_t count, bool inPla
 TEST(CudaPrimsRingFifoLayout, EveryProtocolOverFifoViews) {
   const int nranks = 3;
   const FifoLayout layout{/*simpleSlotBytes=*/512, /*llSlotWords=*/64, /*ll128SlotLines=*/8};
-  std::vector<std::vector<simt::Vec16>> recvMem(nranks), sendMem(nranks);
+  // FIFO memory as the transports give it: 64-byte aligned (FifoCounter is a cache line).
+  struct alignas(64) Line64 {
+    unsigned char bytes[64];
+  };
+  std::vector<std::vector<Line64>> recvMem(nranks), sendMem(nranks);
   std::vector<PrimsConn> senderEnds(nranks), receiverEnds(nranks);  // [r]: connection r -> r + 1
   for (int r = 0; r < nranks; ++r) {
-    recvMem[r].assign(layout.recvBytes() / sizeof(simt::Vec16) + 1, simt::Vec16{0, 0});
-    sendMem[r].assign(FifoLayout::sendBytes() / sizeof(simt::Vec16) + 1, simt::Vec16{0, 0});
+    recvMem[r].assign(layout.recvBytes() / sizeof(Line64) + 1, Line64{});
+    sendMem[r].assign(FifoLayout::sendBytes() / sizeof(Line64) + 1, Line64{});
     FifoView view = makeFifoView(recvMem[r].data(), sendMem[r].data(), layout);
     senderEnds[r] = receiverEnds[r] = primsConnFrom(view);
   }
