@@ -180,8 +180,7 @@ ncclResult_t ConnectionTable::connect(ncclComm* comm, int channel, const FifoLay
       const bool pidVisible = peer.pidHash != self.pidHash && canShareMemory(self.place, peer.place, nullptr);
       e.conn->peerPid = pidVisible ? peer.pid : 0;
       e.setup = ConnSetup{comm, &self, &peer, channel, layout, net_.get()};
-      ConnBlob blob;
-      std::memset(&blob, 0, sizeof(blob));
+      ConnBlob blob{};
       blob.magic = ConnBlob::kMagic;
       blob.transport = static_cast<uint32_t>(t);
       blob.side = static_cast<uint32_t>(side);

@@ -122,6 +122,21 @@ int accessList(int owner, CUmemAccessDesc* out, int cap) {
   return n;
 }
 
+
+// Reserves an address range for `handle`, maps it and grants `access`; on failure undoes what it
+// did (the handle itself stays the caller's to release).
+CUresult mapWithAccess(const Driver& drv, CUmemGenericAllocationHandle handle, size_t size, size_t align,
+                       const CUmemAccessDesc* access, size_t nAccess, CUdeviceptr* va) {
+  CUresult r = drv.reserve(va, size, align, 0, 0);
+  if (r != CUDA_SUCCESS) return r;
+  r = drv.map(*va, size, 0, handle, 0);
+  if (r == CUDA_SUCCESS) {
+    r = drv.setAccess(*va, size, access, nAccess);
+    if (r != CUDA_SUCCESS) drv.unmap(*va, size);
+  }
+  if (r != CUDA_SUCCESS) drv.addressFree(*va, size);
+  return r;
+}
 ncclResult_t cumemAlloc(size_t bytes, int dev, DeviceMemory* out) {
   const Driver& drv = driver();
   CUdevice cuDev;
@@ -150,17 +165,9 @@ ncclResult_t cumemAlloc(size_t bytes, int dev, DeviceMemory* out) {
   }
   CU_TRY(r, "cuMemCreate");
   CUdeviceptr va = 0;
-  r = drv.reserve(&va, size, gran, 0, 0);
-  if (r == CUDA_SUCCESS) {
-    r = drv.map(va, size, 0, handle, 0);
-    if (r == CUDA_SUCCESS) {
-      CUmemAccessDesc access[64];
-      const int n = accessList(dev, access, 64);
-      r = drv.setAccess(va, size, access, static_cast<size_t>(n));
-      if (r != CUDA_SUCCESS) drv.unmap(va, size);
-    }
-    if (r != CUDA_SUCCESS) drv.addressFree(va, size);
-  }
+  CUmemAccessDesc access[64];
+  const int n = accessList(dev, access, 64);
+  r = mapWithAccess(drv, handle, size, gran, access, static_cast<size_t>(n), &va);
   if (r != CUDA_SUCCESS) {
     drv.release(handle);
     CU_TRY(r, "cuMemAddressReserve / cuMemMap / cuMemSetAccess");
@@ -276,19 +283,11 @@ ncclResult_t importFd(int fd, size_t bytes, int dev, ImportedMemory* out) {
                           CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR),
          "cuMemImportFromShareableHandle(POSIX fd)");
   CUdeviceptr va = 0;
-  CUresult r = drv.reserve(&va, bytes, 0, 0, 0);
-  if (r == CUDA_SUCCESS) {
-    r = drv.map(va, bytes, 0, handle, 0);
-    if (r == CUDA_SUCCESS) {
-      CUmemAccessDesc access{};
-      access.location.type = CU_MEM_LOCATION_TYPE_DEVICE;
-      access.location.id = dev;
-      access.flags = CU_MEM_ACCESS_FLAGS_PROT_READWRITE;
-      r = drv.setAccess(va, bytes, &access, 1);
-      if (r != CUDA_SUCCESS) drv.unmap(va, bytes);
-    }
-    if (r != CUDA_SUCCESS) drv.addressFree(va, bytes);
-  }
+  CUmemAccessDesc access{};
+  access.location.type = CU_MEM_LOCATION_TYPE_DEVICE;
+  access.location.id = dev;
+  access.flags = CU_MEM_ACCESS_FLAGS_PROT_READWRITE;
+  CUresult r = mapWithAccess(drv, handle, bytes, 0, &access, 1, &va);
   if (r != CUDA_SUCCESS) {
     drv.release(handle);
     CU_TRY(r, "mapping an imported cuMem allocation (reserve / map / set access)");
