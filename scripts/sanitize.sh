@@ -66,6 +66,14 @@ echo "sanitize $mode: build $(($(date +%s) - start)) s"
 # device, the net plugins): those libraries are not among the sanitized targets here, and the
 # first CI run aborted them under ASan — to be looked at, they run in the main job.
 exclude='^abi\.|^torch\.|^RankLauncherFork\.SegfaultIsReportedWithTheSignal$|^accl_tune\.regret_smoke$|^VerbsEmu\.|^IbNet\.|^Qps/IbNetSizes\.|^NetPlugin|^NetRegistry|^Fixtures/NetRegistry'
+# TSan only: the heaviest CPU-SIMT launches (tests/simt: one OS thread per GPU thread, 5 ranks x
+# 160 threads, or every width x op over LL/LL128) each ran 45-66 s under TSan on an idle 2-core
+# machine against their 60 s launch deadline, and timed out on CI. The smaller SIMT tests that run
+# here take the same primitives and protocols (tree fans included, Simple and LL); the excluded
+# ones run in the main and asan jobs.
+if [ "$mode" = tsan ]; then
+  exclude="$exclude|^AllProtocols/CudaPrimsTree\.FanOfThreeWithAWarpPerPeer/|^AllProtocols/CudaPrimsTree\.AllReduceOverChainsAndFans/LL128|^AllProtocols/CudaPrimsOrder\..*/LL"
+fi
 status=0
 for group in $TESTS; do
   t0=$(date +%s)

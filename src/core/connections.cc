@@ -176,9 +176,15 @@ ncclResult_t ConnectionTable::connect(ncclComm* comm, int channel, const FifoLay
       e.conn->peer = p;
       e.conn->channel = channel;
       e.transport = t;
-      // A pid means something only inside one kernel and PID namespace (host_wait.h checks it).
+      // A pid means something only inside one kernel and PID namespace (host_wait.h checks it),
+      // and its absence means "no more data" only where the peer's own stores carry the data: a
+      // proxy-driven transport (net) may still hold steps in flight that the peer sent before it
+      // exited, followed by its goodbye; those waits learn of a departure from the goodbye and
+      // the liveness service instead.
+      const Transport* transport = transportAt(t);
       const bool pidVisible = peer.pidHash != self.pidHash && canShareMemory(self.place, peer.place, nullptr);
-      e.conn->peerPid = pidVisible ? peer.pid : 0;
+      const bool dataIsInMemory = transport->side(side).proxyProgress == nullptr;
+      e.conn->peerPid = pidVisible && dataIsInMemory ? peer.pid : 0;
       e.setup = ConnSetup{comm, &self, &peer, channel, layout, net_.get()};
       ConnBlob blob{};
       blob.magic = ConnBlob::kMagic;
@@ -186,7 +192,6 @@ ncclResult_t ConnectionTable::connect(ncclComm* comm, int channel, const FifoLay
       blob.side = static_cast<uint32_t>(side);
       blob.rank = comm->rank;
       blob.layout = layout;
-      const Transport* transport = transportAt(t);
       ACCL_CHECK(transport->side(side).setup(e.setup, e.conn.get(), &blob));
       e.conn->transport = transport;  // from here on the Connection frees what setup made
       ACCL_CHECK(comm->bootstrap->send(p, blobTag(side, channel), &blob, sizeof(blob)));

@@ -274,12 +274,12 @@ std::string Service::peerStatus(const CommHealth* health, int rank) {
 
 void Service::handleFrame(const Frame& f, Proc* from) {
   if (f.kind == kBeat || f.kind == kHello) return;
-  bool known = false;
-  for (const auto& rp : regs_) known |= rp->key == f.target;
-  if (!known && f.kind == kLeave) {
+  if (f.kind == kLeave) {
+    // Kept even when a registration of that communicator exists: another rank of it in this
+    // process may still be between its card exchange and its registration (grouped inits), and
+    // must learn on registering that this member already left.
     if (departed_.size() >= 4096) departed_.erase(departed_.begin(), departed_.begin() + 1024);
     departed_.push_back({f.target, from->token, f.rank});
-    return;
   }
   for (auto& rp : regs_) {
     Registration& r = *rp;

@@ -83,7 +83,8 @@ struct Registration {
   std::vector<Member> members;  // index = rank
 };
 
-// A LEAVE that came before this process registered the communicator (the leaver was faster).
+// A LEAVE that arrived, for registrations made after it (the leaver was faster than this
+// process's registration of that rank).
 struct Departure {
   uint64_t key;
   uint64_t token;
