@@ -50,17 +50,14 @@ bool backendImplements(const TunerTopo& topo, FuncId func, int algo, int proto) 
     if (algo == kAlgoOneShot) return allReduce && proto == kProtoSimple;
     return false;
   }
-  // CUDA: NCCL's availability rules; whether the topology offers NVLS / CollNet / PAT is the
-  // model's business (it leaves those entries negative).
+  // CUDA: the algorithms with a schedule in src/algos and kernels behind it. The GPU model still
+  // prices NVLS, NVLSTree, CollNet and PAT with NCCL's formulas (where the topology offers them);
+  // the backend has no kernels for them, so the tuner never hands them out (a forced
+  // NCCL_ALGO=PAT fails naming the backend, in Tuner::choose).
   switch (algo) {
     case kAlgoRing: return true;
     case kAlgoTree: return allReduce;
-    case kAlgoPat: return agRs && proto == kProtoSimple;
-    case kAlgoNvls: return (allReduce || agRs) && proto == kProtoSimple;
-    case kAlgoNvlsTree: return allReduce && proto == kProtoSimple;
-    case kAlgoCollNetDirect: return (allReduce || agRs) && proto == kProtoSimple;
-    case kAlgoCollNetChain: return allReduce && proto == kProtoSimple;
-    default: return false;  // OneShot is host-only
+    default: return false;  // OneShot is host-only; NVLS / CollNet / PAT have no schedule yet
   }
 }
 

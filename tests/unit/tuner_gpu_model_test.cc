@@ -267,7 +267,10 @@ TEST_F(TunerGpuModel, BackendImplementsFollowsTheBackend) {
   EXPECT_FALSE(backendImplements(host, kFuncAllReduce, kAlgoNvls, kProtoSimple));
   TunerTopo gpu = dgxH100(1);
   EXPECT_TRUE(backendImplements(gpu, kFuncAllReduce, kAlgoRing, kProtoLL128));
-  EXPECT_TRUE(backendImplements(gpu, kFuncAllGather, kAlgoPat, kProtoSimple));
+  // Priced by the model (PatOnlyWithOneRankPerNode) but without kernels: never handed out.
+  EXPECT_FALSE(backendImplements(gpu, kFuncAllGather, kAlgoPat, kProtoSimple));
+  EXPECT_FALSE(backendImplements(gpu, kFuncAllReduce, kAlgoNvls, kProtoSimple));
+  EXPECT_FALSE(backendImplements(gpu, kFuncAllReduce, kAlgoCollNetDirect, kProtoSimple));
   EXPECT_FALSE(backendImplements(gpu, kFuncAllGather, kAlgoPat, kProtoLL));
   EXPECT_FALSE(backendImplements(gpu, kFuncBroadcast, kAlgoTree, kProtoSimple));
   EXPECT_FALSE(backendImplements(gpu, kFuncAllReduce, kAlgoOneShot, kProtoSimple));
@@ -285,6 +288,23 @@ TEST_F(TunerGpuModel, PatOnlyWithOneRankPerNode) {
   EXPECT_LT(predicted(m, kFuncAllGather, kMiB, kAlgoPat, kProtoLL), 0);
   EXPECT_LT(predicted(m, kFuncAllReduce, kMiB, kAlgoPat, kProtoSimple), 0);
   EXPECT_LT(predicted(GpuCostModel(dgxH100(2)), kFuncAllGather, kMiB, kAlgoPat, kProtoSimple), 0);
+}
+
+// Where NCCL would run PAT (one rank per node), the CUDA backend has no PAT kernels: the tuner
+// hands out Ring, and a user who forces PAT gets an error instead of a failing launch.
+TEST_F(TunerGpuModel, PatIsPricedButNotHandedOut) {
+  TunerTopo t = dgxH100(2);
+  t.ppn = 1;
+  t.nNodes = 4;
+  t.nRanks = 4;
+  TunerChoice c;
+  for (size_t bytes : {size_t(4096), kMiB, kGiB}) {
+    ASSERT_EQ(makeTuner(t)->choose(kFuncAllGather, bytes, &c), ncclSuccess);
+    EXPECT_EQ(c.algo, kAlgoRing) << bytes;
+    ASSERT_EQ(makeTuner(t)->choose(kFuncReduceScatter, bytes, &c), ncclSuccess);
+    EXPECT_EQ(c.algo, kAlgoRing) << bytes;
+  }
+  EXPECT_EQ(makeTuner(t, "PAT")->choose(kFuncAllGather, kMiB, &c), ncclInvalidUsage);
 }
 
 TEST_F(TunerGpuModel, SingleRankIsFree) {
