@@ -64,7 +64,10 @@ int ctxOps_postRecv(ibv_qp* qp, ibv_recv_wr* wr, ibv_recv_wr** bad);
 namespace {
 
 std::mutex gDevMu;
-std::map<std::string, Device*> gDevices;  // "emu<i>@ifname" -> device (kept for the process)
+// "emu<i>@ifname" -> device, kept for the process as libibverbs keeps its devices: the map is never
+// destroyed (a static map's destructor at exit would orphan the devices, and LeakSanitizer would
+// report them; threads of the emulator may still use them then).
+std::map<std::string, Device*>& gDevices = *new std::map<std::string, Device*>();
 
 std::mutex gMrMu;
 std::map<uint32_t, Mr*> gByRkey;
