@@ -919,3 +919,58 @@ TEST(RedOpRegistry, FreeListReuseAndGrowth) {
 
 }  // namespace
 }  // namespace accl
+
+namespace accl {
+namespace {
+
+// The host loops (reduce_buffers.cc) have one vectorized loop per aliasing case: out of place,
+// dst == a, dst == b, all three the same. Each must give, byte for byte, what the same reduction
+// gives one element at a time (no vector body runs for one element), for every type, op and step
+// set, over random bit patterns (NaNs, infinities and subnormals of every float type included) and
+// lengths around vector widths.
+TEST(ReduceBuffersLoops, EveryAliasingCaseMatchesElementByElement) {
+  std::mt19937_64 rng(20261203);
+  const std::vector<DevRedOp> ops = {
+      {DevRedOpKind::kSum, false, 0}, {DevRedOpKind::kProd, false, 0}, {DevRedOpKind::kMax, false, 0},
+      {DevRedOpKind::kMin, false, 0}, {DevRedOpKind::kSumPostDiv, false, 3}};
+  int checked = 0;
+  for (int t = 0; t < ncclNumTypes; ++t) {
+    const ncclDataType_t type = static_cast<ncclDataType_t>(t);
+    const size_t width = dtypeSize(type);
+    for (const DevRedOp& op : ops) {
+      // Only the pairs reduceBuffers implements (SumPostDiv: integers only).
+      uint8_t probe[8] = {};
+      if (reduceBuffers(probe, probe, probe, 1, type, op) != ncclSuccess) continue;
+      for (unsigned steps : {0u, unsigned(kPreOpB), unsigned(kPostOp), unsigned(kPreOpA | kPreOpB | kPostOp)}) {
+        for (size_t n : {size_t(1), size_t(15), size_t(64), size_t(1031)}) {
+          std::vector<uint8_t> a(n * width), b(n * width);
+          for (auto& v : a) v = static_cast<uint8_t>(rng());
+          for (auto& v : b) v = static_cast<uint8_t>(rng());
+          std::vector<uint8_t> want(n * width), wantSame(n * width);
+          for (size_t i = 0; i < n; ++i) {
+            const size_t o = i * width;
+            ASSERT_EQ(reduceBuffers(&want[o], &a[o], &b[o], 1, type, op, steps), ncclSuccess);
+            ASSERT_EQ(reduceBuffers(&wantSame[o], &a[o], &a[o], 1, type, op, steps), ncclSuccess);
+          }
+          std::vector<uint8_t> out(n * width), intoA = a, intoB = b, same = a;
+          ASSERT_EQ(reduceBuffers(out.data(), a.data(), b.data(), n, type, op, steps), ncclSuccess);
+          ASSERT_EQ(reduceBuffers(intoA.data(), intoA.data(), b.data(), n, type, op, steps), ncclSuccess);
+          ASSERT_EQ(reduceBuffers(intoB.data(), a.data(), intoB.data(), n, type, op, steps), ncclSuccess);
+          ASSERT_EQ(reduceBuffers(same.data(), same.data(), same.data(), n, type, op, steps), ncclSuccess);
+          const std::string what = std::string(dtypeName(type)) + " op " + std::to_string(int(op.kind)) +
+                                   " steps " + std::to_string(steps) + " n " + std::to_string(n);
+          EXPECT_EQ(out, want) << "out of place, " << what;
+          EXPECT_EQ(intoA, want) << "dst == a, " << what;
+          EXPECT_EQ(intoB, want) << "dst == b, " << what;
+          EXPECT_EQ(same, wantSame) << "dst == a == b, " << what;
+          ++checked;
+        }
+      }
+    }
+  }
+  // 12 types x (sum, prod, max, min) + 6 integer types x SumPostDiv, x 4 step sets x 4 lengths.
+  EXPECT_EQ(checked, (12 * 4 + 6) * 4 * 4);
+}
+
+}  // namespace
+}  // namespace accl

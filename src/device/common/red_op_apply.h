@@ -36,18 +36,20 @@ ACCL_HOST_DEVICE void reduceInto(T* dst, const T* a, const T* b, size_t n, const
   for (size_t i = 0; i < n; ++i) dst[i] = op(a[i], b[i]);
 }
 
-// dst[i] = [postOp] op([preOp] a[i], [preOp] b[i]) with the steps chosen by kSteps (ReduceStep bits).
+// [postOp] op([preOp] x, [preOp] y) with the steps chosen by kSteps (ReduceStep bits).
+template <unsigned kSteps, class T, class Op>
+ACCL_HOST_DEVICE ACCL_INLINE T reduceElem(T x, T y, const Op& op) {
+  if constexpr ((kSteps & kPreOpA) && Op::kHasPreOp) x = op.preOp(x);
+  if constexpr ((kSteps & kPreOpB) && Op::kHasPreOp) y = op.preOp(y);
+  T r = op(x, y);
+  if constexpr ((kSteps & kPostOp) && Op::kHasPostOp) r = op.postOp(r);
+  return r;
+}
+
+// dst[i] = reduceElem<kSteps>(a[i], b[i]); the same aliasing rules as reduceInto.
 template <unsigned kSteps, class T, class Op>
 ACCL_HOST_DEVICE void reduceStepsInto(T* dst, const T* a, const T* b, size_t n, const Op& op) {
-  for (size_t i = 0; i < n; ++i) {
-    T x = a[i];
-    T y = b[i];
-    if constexpr ((kSteps & kPreOpA) && Op::kHasPreOp) x = op.preOp(x);
-    if constexpr ((kSteps & kPreOpB) && Op::kHasPreOp) y = op.preOp(y);
-    T r = op(x, y);
-    if constexpr ((kSteps & kPostOp) && Op::kHasPostOp) r = op.postOp(r);
-    dst[i] = r;
-  }
+  for (size_t i = 0; i < n; ++i) dst[i] = reduceElem<kSteps>(a[i], b[i], op);
 }
 
 // dst[i] = op.preOp(src[i]): a rank's own input as it first leaves the rank (copy of a
