@@ -41,7 +41,6 @@ void cheapest(const CostTable& t, Pick* best, Pick* second) {
 
 bool backendImplements(const TunerTopo& topo, FuncId func, int algo, int proto) {
   const bool allReduce = func == kFuncAllReduce;
-  const bool agRs = func == kFuncAllGather || func == kFuncReduceScatter;
   if (topo.host) {
     // Host: LL and Simple (LL128 requests run as Simple, decided in Tuner::choose).
     if (proto == kProtoLL128) return false;

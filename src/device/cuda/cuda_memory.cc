@@ -137,6 +137,17 @@ CUresult mapWithAccess(const Driver& drv, CUmemGenericAllocationHandle handle, s
   if (r != CUDA_SUCCESS) drv.addressFree(*va, size);
   return r;
 }
+
+// The reverse of mapWithAccess plus the handle's release: what freeing an allocation and closing
+// an imported one both end with.
+void unmapAndRelease(void* ptr, size_t bytes, uint64_t handle) {
+  const Driver& drv = driver();
+  CUdeviceptr va = reinterpret_cast<CUdeviceptr>(ptr);
+  drv.unmap(va, bytes);
+  drv.addressFree(va, bytes);
+  drv.release(static_cast<CUmemGenericAllocationHandle>(handle));
+}
+
 ncclResult_t cumemAlloc(size_t bytes, int dev, DeviceMemory* out) {
   const Driver& drv = driver();
   CUdevice cuDev;
@@ -250,11 +261,7 @@ ncclResult_t deviceAlloc(size_t bytes, int dev, bool preferCumem, DeviceMemory* 
 void deviceFree(DeviceMemory* m) {
   if (m->ptr == nullptr) return;
   if (m->cumem) {
-    const Driver& drv = driver();
-    CUdeviceptr va = reinterpret_cast<CUdeviceptr>(m->ptr);
-    drv.unmap(va, m->bytes);
-    drv.addressFree(va, m->bytes);
-    drv.release(static_cast<CUmemGenericAllocationHandle>(m->handle));
+    unmapAndRelease(m->ptr, m->bytes, m->handle);
   } else {
     DeviceGuard guard(m->dev);
     if (cudaFree(m->ptr) != cudaSuccess) cudaGetLastError();
@@ -324,11 +331,7 @@ ncclResult_t ipcImport(const unsigned char handle[kIpcHandleBytes], size_t bytes
 void releaseImported(ImportedMemory* m) {
   if (m->ptr == nullptr) return;
   if (m->cumem) {
-    const Driver& drv = driver();
-    CUdeviceptr va = reinterpret_cast<CUdeviceptr>(m->ptr);
-    drv.unmap(va, m->bytes);
-    drv.addressFree(va, m->bytes);
-    drv.release(static_cast<CUmemGenericAllocationHandle>(m->handle));
+    unmapAndRelease(m->ptr, m->bytes, m->handle);
   } else if (cudaIpcCloseMemHandle(m->ptr) != cudaSuccess) {
     cudaGetLastError();
   }

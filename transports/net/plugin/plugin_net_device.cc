@@ -247,40 +247,30 @@ ncclResult_t PluginNetDevice::test(NetRequest* request, int* done, size_t* sizes
   return ncclSuccess;
 }
 
-ncclResult_t PluginNetDevice::closeSend(NetSendComm* comm) {
+template <class Wrapper, class Comm, class Registry>
+ncclResult_t PluginNetDevice::closeWrapped(Comm* comm, Registry& registry, ncclResult_t (PluginCalls::*close)(void*),
+                                           const char* call) {
   if (!comm) return ncclSuccess;
   {
     std::lock_guard<std::mutex> lock(mutex_);
-    comms_.erase(comm);
+    registry.erase(comm);
   }
-  auto* wrapper = static_cast<PluginSendComm*>(comm);
-  ncclResult_t res = calls_.closeSend(wrapper->raw);
+  auto* wrapper = static_cast<Wrapper*>(comm);
+  ncclResult_t res = (calls_.*close)(wrapper->raw);
   delete wrapper;
-  return res == ncclSuccess ? res : failed("closeSend", res);
+  return res == ncclSuccess ? res : failed(call, res);
+}
+
+ncclResult_t PluginNetDevice::closeSend(NetSendComm* comm) {
+  return closeWrapped<PluginSendComm>(comm, comms_, &PluginCalls::closeSend, "closeSend");
 }
 
 ncclResult_t PluginNetDevice::closeRecv(NetRecvComm* comm) {
-  if (!comm) return ncclSuccess;
-  {
-    std::lock_guard<std::mutex> lock(mutex_);
-    comms_.erase(comm);
-  }
-  auto* wrapper = static_cast<PluginRecvComm*>(comm);
-  ncclResult_t res = calls_.closeRecv(wrapper->raw);
-  delete wrapper;
-  return res == ncclSuccess ? res : failed("closeRecv", res);
+  return closeWrapped<PluginRecvComm>(comm, comms_, &PluginCalls::closeRecv, "closeRecv");
 }
 
 ncclResult_t PluginNetDevice::closeListen(NetListenComm* comm) {
-  if (!comm) return ncclSuccess;
-  {
-    std::lock_guard<std::mutex> lock(mutex_);
-    listens_.erase(comm);
-  }
-  auto* wrapper = static_cast<PluginListenComm*>(comm);
-  ncclResult_t res = calls_.closeListen(wrapper->raw);
-  delete wrapper;
-  return res == ncclSuccess ? res : failed("closeListen", res);
+  return closeWrapped<PluginListenComm>(comm, listens_, &PluginCalls::closeListen, "closeListen");
 }
 
 }  // namespace accl::netplugin

@@ -63,6 +63,11 @@ class PluginNetDevice final : public NetDevice {
   ncclResult_t pluginComm(void* comm, const char* call, void** raw);
   ncclResult_t checkDev(int dev, const char* call) const;
   ncclResult_t failed(const char* call, ncclResult_t res) const;
+  // closeSend / closeRecv / closeListen: forgets `comm` in `registry`, closes the plugin's handle
+  // in its wrapper with `close`, frees the wrapper.
+  template <class Wrapper, class Comm, class Registry>
+  ncclResult_t closeWrapped(Comm* comm, Registry& registry, ncclResult_t (PluginCalls::*close)(void*),
+                            const char* call);
 
   std::shared_ptr<PluginLibrary> library_;
   PluginCalls& calls_;
