@@ -15,6 +15,7 @@
 #include <thread>
 
 #include "collectives_gpu_util.h"
+#include "mp/collective_call.h"
 
 namespace accl::gputest {
 namespace {
@@ -38,31 +39,6 @@ constexpr size_t kMultiChunkCount = (size_t{4} << 20) / 4 + 17;
 bool builtInSubset(const CaseSpec& cs) {
   if (!test::collReduces(cs.coll)) return true;
   return (cs.type == ncclFloat32 || cs.type == ncclBfloat16) && cs.op == Op::kSum;
-}
-
-ncclResult_t callOnStream(const CaseSpec& cs, const void* send, void* recv, ncclRedOp_t op, ncclComm_t comm,
-                          cudaStream_t s) {
-  switch (cs.coll) {
-    case Coll::kAllReduce:
-      return ncclAllReduce(send, recv, cs.count, cs.type, op, comm, s);
-    case Coll::kReduce:
-      return ncclReduce(send, recv, cs.count, cs.type, op, cs.root, comm, s);
-    case Coll::kBroadcast:
-      return ncclBroadcast(send, recv, cs.count, cs.type, cs.root, comm, s);
-    case Coll::kBcast:
-      return ncclBcast(recv, cs.count, cs.type, cs.root, comm, s);
-    case Coll::kReduceScatter:
-      return ncclReduceScatter(send, recv, cs.count, cs.type, op, comm, s);
-    case Coll::kAllGather:
-      return ncclAllGather(send, recv, cs.count, cs.type, comm, s);
-    case Coll::kAlltoAll:
-      return ncclAlltoAll(send, recv, cs.count, cs.type, comm, s);
-    case Coll::kGather:
-      return ncclGather(send, recv, cs.count, cs.type, cs.root, comm, s);
-    case Coll::kScatter:
-      return ncclScatter(send, recv, cs.count, cs.type, cs.root, comm, s);
-  }
-  return ncclInternalError;
 }
 
 // AlltoAll written as the group of send/recv pairs a user would issue.
@@ -163,7 +139,7 @@ CaseOutcome runCase(CommSet& set, const CaseSpec& cs, bool p2pAlltoall) {
     const void* send = st.dev[st.layout.sendBuffer].at(st.layout.sendOffset);
     void* recv = st.dev[st.layout.recvBuffer].at(st.layout.recvOffset);
     res = p2pAlltoall ? alltoallByP2p(cs, send, recv, n, set.comm(r), set.stream(r))
-                      : callOnStream(cs, send, recv, st.op, set.comm(r), set.stream(r));
+                      : callCollectiveOnStream(cs, send, recv, st.op, set.comm(r), set.stream(r));
   }
   const ncclResult_t endRes = ncclGroupEnd();
   if (res == ncclSuccess) res = endRes;

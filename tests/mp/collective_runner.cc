@@ -3,6 +3,8 @@
 
 #include <cstdint>
 
+#include "mp/collective_call.h"
+
 namespace accl::test {
 
 const char* collCallName(Coll coll) {
@@ -62,28 +64,7 @@ ncclResult_t callConfigVariant(const CaseSpec& cs, const void* send, void* recv,
 ncclResult_t callCollective(const CaseSpec& cs, const void* send, void* recv, ncclRedOp_t op,
                             ncclComm_t comm, CallVia via) {
   if (via.configVariant) return callConfigVariant(cs, send, recv, op, comm, via.config);
-  cudaStream_t stream = nullptr;
-  switch (cs.coll) {
-    case Coll::kAllReduce:
-      return ncclAllReduce(send, recv, cs.count, cs.type, op, comm, stream);
-    case Coll::kReduce:
-      return ncclReduce(send, recv, cs.count, cs.type, op, cs.root, comm, stream);
-    case Coll::kBroadcast:
-      return ncclBroadcast(send, recv, cs.count, cs.type, cs.root, comm, stream);
-    case Coll::kBcast:
-      return ncclBcast(recv, cs.count, cs.type, cs.root, comm, stream);
-    case Coll::kReduceScatter:
-      return ncclReduceScatter(send, recv, cs.count, cs.type, op, comm, stream);
-    case Coll::kAllGather:
-      return ncclAllGather(send, recv, cs.count, cs.type, comm, stream);
-    case Coll::kAlltoAll:
-      return ncclAlltoAll(send, recv, cs.count, cs.type, comm, stream);
-    case Coll::kGather:
-      return ncclGather(send, recv, cs.count, cs.type, cs.root, comm, stream);
-    case Coll::kScatter:
-      return ncclScatter(send, recv, cs.count, cs.type, cs.root, comm, stream);
-  }
-  return ncclInternalError;
+  return callCollectiveOnStream(cs, send, recv, op, comm, /*stream=*/nullptr);
 }
 
 CollectiveRunner::CollectiveRunner(RankContext& ctx, ncclComm_t comm, std::string launch, CallVia via)

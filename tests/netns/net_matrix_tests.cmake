@@ -8,7 +8,7 @@
 set(ACCL_COLL_DIR ${PROJECT_SOURCE_DIR}/tests/mp)
 add_executable(net_matrix_rank net_matrix_rank.cc net_matrix_cases.cc net_fault_rank.cc net_wire_attacker.cc
                                ${ACCL_COLL_DIR}/collective_types.cc ${ACCL_COLL_DIR}/collective_expect.cc
-                               ${ACCL_COLL_DIR}/collective_runner.cc)
+                               ${ACCL_COLL_DIR}/collective_call.cc ${ACCL_COLL_DIR}/collective_runner.cc)
 target_include_directories(net_matrix_rank PRIVATE ${PROJECT_SOURCE_DIR}/tests)
 target_compile_options(net_matrix_rank PRIVATE -Wall -Wextra)
 target_link_libraries(net_matrix_rank PRIVATE nccl accl_test_support ${CMAKE_DL_LIBS})
