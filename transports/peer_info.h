@@ -12,7 +12,7 @@ struct PeerInfo {
   int rank;
   int version;      // NCCL_VERSION_CODE of the library the rank runs
   int cudaDev;      // device the rank was created for (a label on the host backend)
-  int backend;      // Backend (core/backend_kind.h) as int: all ranks must agree
+  int backend;      // Backend (device/backend_kind.h) as int: all ranks must agree
   uint64_t hostHash;  // same value <=> same node (NCCL_HOSTID overrides the host identity)
   uint64_t pidHash;   // same value <=> same process
   int pid;            // process id (meaningful between ranks of one node)

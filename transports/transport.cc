@@ -1,16 +1,12 @@
 // The transport registry: every transport accl can use, in order of preference (see transport.h).
 #include "transports/transport.h"
 
-#ifdef ACCL_HAVE_CUDA
-#include "transports/p2p/cuda_p2p.h"
-#endif
-
 namespace accl {
 namespace {
 
 const Transport* const kRegistry[] = {
 #ifdef ACCL_HAVE_CUDA
-    &kCudaP2pTransport,  // GPU ranks of one machine with a P2P path (transports/p2p/gpu_link.h)
+    &kCudaP2pTransport,  // GPU ranks of one machine with a P2P path (transports/gpu_link.h)
     &kCudaShmTransport,  // GPU ranks of one machine without one: pinned host memory
 #endif
     &kHostP2pTransport,  // same process: plain memory

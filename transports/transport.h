@@ -13,6 +13,13 @@
 //   proxy:      proxyProgress(side) on the communicator's proxy thread, for transports whose
 //               Prims' stores do not reach the peer by themselves (the network); null otherwise
 //
+// A transport may also keep state for a whole communicator (the network: its NetDevice and proxy
+// thread). Core never sees what it is: the connection table asks the transport to make it
+// (commInit, on the transport's first use), hands it to every setup and connect of that transport
+// (ConnSetup::state), lets the transport drain it before the rank leaves (drain), and deletes it
+// after every connection it served. The tuner reads the network's device through two more hooks
+// (setNicPicker, nicInfo); every hook is optional.
+//
 // A blob is ConnBlob: a fixed envelope (which transport, which end, which rank, the receiver's
 // FIFO layout) and an opaque payload the transport alone interprets, kConnBlobBytes in all.
 // Memory one end maps from the other is proven to be the peer's before first use
@@ -23,8 +30,11 @@
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
+#include <functional>
 #include <memory>
+#include <string>
 #include <type_traits>
+#include <vector>
 
 #include "device/common/fifo.h"
 #include "nccl.h"
@@ -36,7 +46,6 @@ struct ncclComm;
 namespace accl {
 
 struct Transport;
-class NetContext;  // transports/net/net_context.h
 
 // Bytes of one connect blob on the wire; the payload is what is left after the envelope.
 constexpr size_t kConnBlobBytes = 256;
@@ -86,6 +95,37 @@ struct ConnEnd {
   uint64_t mappedBytes = 0;  // the peer's memory this end maps
 };
 
+// What one transport keeps for one communicator, opaque to everyone else (the network's: its
+// NetContext). Made by Transport::commInit, owned by the connection table, deleted after every
+// connection of the communicator has been freed; the destructor is the transport's last word
+// (the network stops its proxy thread there).
+struct TransportCommState {
+  virtual ~TransportCommState() = default;
+};
+
+// What a transport may know of its communicator when it makes its state. Plain values, since
+// transports sit below core (docs/layers.md) and never see ncclComm.
+struct TransportCommInit {
+  int rank = -1;
+  uint64_t commHash = 0;   // network plugins (v11+) key their per-communicator context by it
+  std::string netName;     // NCCL_NET / ncclConfig_t.netName; "" = the first usable network
+  int trafficClass = -1;   // ncclConfig_t.trafficClass; -1 = undefined
+  // Where a link that fails outside a close is reported (from the proxy thread): the
+  // communicator's liveness service, which names the peer in every rank's error. Empty: nowhere.
+  std::function<void(int peerRank, const std::string& detail)> linkLost;
+};
+
+// One device of a network, as the tuner sees it.
+struct TransportNic {
+  std::string name;     // e.g. "eth0", "mlx5_0:1"
+  std::string pciPath;  // sysfs path of the device, "" when unknown
+  int speedMbps = 0;
+  float latencyUs = 0;
+};
+// Picks the device a communicator uses among its network's devices: an index into `nics`, or -1
+// for device 0.
+using TransportNicPicker = std::function<int(const std::vector<TransportNic>& nics)>;
+
 // Who and what a connection is, for setup and connect.
 struct ConnSetup {
   ncclComm* comm = nullptr;  // the communicator (null in transport unit tests)
@@ -95,9 +135,9 @@ struct ConnSetup {
   // The FIFO layout: at setup, this rank's (what its receiving ends create); at the sender's
   // connect, the receiver's (from its blob), which the sender's view must follow.
   FifoLayout layout{};
-  // The communicator's network state (NetDevice, proxy thread), owned by the connection table;
-  // only the net transport uses it (null in transport unit tests).
-  NetContext* net = nullptr;
+  // This transport's state for the communicator (Transport::commInit), owned by the connection
+  // table; null for a transport without commInit and in transport unit tests.
+  TransportCommState* state = nullptr;
 };
 
 // The functions of one end of a transport. setup and connect report errors with accl::fail,
@@ -119,6 +159,20 @@ struct Transport {
   TransportSide send;
   TransportSide recv;
 
+  // Per-communicator hooks, each optional (null: the transport keeps nothing per communicator).
+  // Makes the transport's state for a communicator; called once, before its first connection of
+  // this transport (or the tuner's first question).
+  std::unique_ptr<TransportCommState> (*commInit)(const TransportCommInit& init) = nullptr;
+  // Lets what the ends already published reach the peers (bounded), then stops whatever
+  // progresses the ends; frees nothing. Called before the rank tells its peers it left, and
+  // again before its connections are freed (destroy, abort, suspend).
+  void (*drain)(TransportCommState* state) = nullptr;
+  // The network's devices, for the tuner: setNicPicker chooses which device the communicator
+  // uses when there are several (effective only before the device is opened: call it first);
+  // nicInfo opens the device if needed and describes it (an error when no network is usable).
+  void (*setNicPicker)(TransportCommState* state, TransportNicPicker picker) = nullptr;
+  ncclResult_t (*nicInfo)(TransportCommState* state, TransportNic* out) = nullptr;
+
   const TransportSide& side(ConnSide s) const { return s == ConnSide::kSend ? send : recv; }
 };
 
@@ -133,5 +187,9 @@ int pickTransport(const PeerInfo& self, const PeerInfo& peer);
 extern const Transport kHostP2pTransport;  // transports/p2p: threads of one process
 extern const Transport kHostShmTransport;  // transports/shm: processes of one kernel and PID namespace
 extern const Transport kNetTransport;      // transports/net: different hosts (or p2p and shm disabled)
+#ifdef ACCL_HAVE_CUDA
+extern const Transport kCudaP2pTransport;  // transports/p2p: GPU ranks of one machine with a P2P path
+extern const Transport kCudaShmTransport;  // transports/shm: GPU ranks of one machine without one
+#endif
 
 }  // namespace accl

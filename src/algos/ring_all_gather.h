@@ -2,8 +2,8 @@
 // block as it passes. Block of rank r lands at recvbuff + r * count.
 #pragma once
 
-#include "algos/chunk_loop.h"
-#include "algos/topology_view.h"
+#include "device/common/chunk_loop.h"
+#include "device/common/topology_view.h"
 #include "device/common/work.h"
 
 namespace accl {

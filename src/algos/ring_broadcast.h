@@ -2,8 +2,8 @@
 // stores it and forwards it, except the rank just before the root, which only stores it.
 #pragma once
 
-#include "algos/chunk_loop.h"
-#include "algos/topology_view.h"
+#include "device/common/chunk_loop.h"
+#include "device/common/topology_view.h"
 #include "device/common/work.h"
 
 namespace accl {

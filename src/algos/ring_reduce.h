@@ -2,8 +2,8 @@
 // gaining one contribution per hop, until it reaches the root, which keeps it.
 #pragma once
 
-#include "algos/chunk_loop.h"
-#include "algos/topology_view.h"
+#include "device/common/chunk_loop.h"
+#include "device/common/topology_view.h"
 #include "device/common/work.h"
 
 namespace accl {

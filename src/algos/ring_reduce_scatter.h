@@ -3,8 +3,8 @@
 // sendbuff + r * count; the result is recvbuff (count elements).
 #pragma once
 
-#include "algos/chunk_loop.h"
-#include "algos/topology_view.h"
+#include "device/common/chunk_loop.h"
+#include "device/common/topology_view.h"
 #include "device/common/work.h"
 
 namespace accl {

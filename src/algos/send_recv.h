@@ -3,7 +3,7 @@
 // schedules describe a single transfer's steps.
 #pragma once
 
-#include "algos/chunk_loop.h"
+#include "device/common/chunk_loop.h"
 #include "device/common/work.h"
 
 namespace accl {

@@ -7,8 +7,8 @@
 // the children (its input is recvbuff, which already holds the result).
 #pragma once
 
-#include "algos/chunk_loop.h"
-#include "algos/topology_view.h"
+#include "device/common/chunk_loop.h"
+#include "device/common/topology_view.h"
 #include "device/common/work.h"
 
 namespace accl {

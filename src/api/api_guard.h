@@ -5,7 +5,7 @@
 #include <new>
 #include <system_error>
 
-#include "core/comm_lifetime.h"
+#include "core/comm/comm_lifetime.h"
 #include "nccl.h"
 #include "util/check.h"
 

@@ -1,16 +1,16 @@
 // Collective, point-to-point and reduction-operator entry points. Each call becomes a task of
-// the calling thread's group (core/enqueue.h). AlltoAll, Gather and Scatter are groups of
+// the calling thread's group (core/engine/enqueue.h). AlltoAll, Gather and Scatter are groups of
 // send/recv, as in NCCL. The bodies shared with the nccl*Config variants
 // (collective_config_api.cc) are here too (api/collective_calls.h).
 #include "api/api_export.h"
 #include "api/api_guard.h"
 #include "api/collective_calls.h"
 #include "api/enum_args.h"
-#include "core/coll_config.h"
-#include "core/comm.h"
-#include "core/engine.h"
-#include "core/enqueue.h"
-#include "core/group.h"
+#include "core/engine/coll_config.h"
+#include "core/comm/comm.h"
+#include "core/engine/engine.h"
+#include "core/engine/enqueue.h"
+#include "core/engine/group.h"
 #include "device/common/dtypes.h"
 #include "util/log.h"
 

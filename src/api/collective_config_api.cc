@@ -1,6 +1,6 @@
 // The nccl*Config collectives (NCCL 2.32): each collective with a trailing per-call
 // ncclCollConfig_t. config NULL is the plain call, exactly; otherwise the config is read and
-// validated before anything is queued (core/coll_config.h says what each field means on accl).
+// validated before anything is queued (core/engine/coll_config.h says what each field means on accl).
 // There is no ncclBcastConfig: NCCL has none (ncclBroadcastConfig with sendbuff == recvbuff).
 #include "api/api_export.h"
 #include "api/api_guard.h"

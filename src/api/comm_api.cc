@@ -5,12 +5,13 @@
 
 #include "api/api_export.h"
 #include "api/api_guard.h"
-#include "core/comm.h"
-#include "core/comm_init.h"
-#include "core/engine.h"
-#include "core/group.h"
-#include "core/unique_id.h"
+#include "core/comm/comm.h"
+#include "core/comm/comm_init.h"
+#include "core/engine/engine.h"
+#include "core/engine/group.h"
+#include "core/bootstrap/unique_id.h"
 #include "device/device_probe.h"
+#include "ras/ras_server.h"
 #include "util/check.h"
 
 namespace accl {
@@ -36,6 +37,7 @@ ncclResult_t initRank(const char* call, ncclComm_t* newcomm, int nranks, const n
   CommConfig config;
   ACCL_CHECK(resolveConfig(call, userConfig, nullptr, &config));
   std::vector<ncclUniqueId> idList(ids, ids + nIds);
+  rasServerFollowComms();  // the status server runs while communicators exist (ras/ras_server.h)
   return createComm(call, newcomm, nranks, rank, cudaDev < 0 ? cudaCurrentDevice() : cudaDev, idList, config);
 }
 
@@ -134,7 +136,7 @@ ACCL_API(ncclResult_t, ncclCommDestroy, ncclComm_t comm) {
   return apiGuard("ncclCommDestroy", [&]() -> ncclResult_t {
     if (comm == nullptr) return ncclSuccess;
     // Calls still running on other threads (or a nonblocking job) are aborted and waited for;
-    // see core/comm_lifetime.h.
+    // see core/comm/comm_lifetime.h.
     return closeComm("ncclCommDestroy", comm, /*abort=*/false);
   });
 }
@@ -169,7 +171,7 @@ ACCL_API(ncclResult_t, ncclCommGetAsyncError, ncclComm_t comm, ncclResult_t* asy
     ncclResult_t res = comm->asyncResult.load();
     if (res != ncclInProgress) joinCommJob(comm);
     // A ready communicator: an asynchronous backend may hold an error raised after its launch
-    // returned (core/backend.h; the host backend reports every error from the launch itself).
+    // returned (core/engine/backend.h; the host backend reports every error from the launch itself).
     if (res == ncclSuccess && comm->engine) res = comm->engine->backend->asyncError();
     *asyncError = res;
     return ncclSuccess;

@@ -1,10 +1,11 @@
 // Public entry points for growing a communicator: ncclCommGetUniqueId and ncclCommGrow. They
-// check the handles and outputs, then hand over to core/comm_grow.h.
+// check the handles and outputs, then hand over to core/comm/comm_grow.h.
 #include "api/api_export.h"
 #include "api/api_guard.h"
-#include "core/comm.h"
-#include "core/comm_grow.h"
-#include "core/group.h"
+#include "core/comm/comm.h"
+#include "core/comm/comm_grow.h"
+#include "core/engine/group.h"
+#include "ras/ras_server.h"
 #include "util/check.h"
 
 namespace accl {
@@ -34,6 +35,7 @@ ACCL_API(ncclResult_t, ncclCommGrow, ncclComm_t comm, int nRanks, const ncclUniq
   return apiGuard("ncclCommGrow", [&]() -> ncclResult_t {
     if (newcomm == nullptr) return latchGrow(fail(ncclInvalidArgument, "ncclCommGrow: newcomm is NULL"));
     if (comm != nullptr) ACCL_CHECK(latchGrow(checkCommReady("ncclCommGrow", comm)));
+    rasServerFollowComms();  // a joining rank's first communicator may be this one (ras/ras_server.h)
     return latchGrow(growComm(comm, nRanks, uniqueId, rank, newcomm, config));
   });
 }

@@ -4,9 +4,9 @@
 #include "api/api_export.h"
 #include "api/api_guard.h"
 #include "api/enum_args.h"
-#include "core/comm.h"
-#include "core/comm_memory.h"
-#include "core/enqueue.h"
+#include "core/comm/comm.h"
+#include "core/comm/comm_memory.h"
+#include "core/engine/enqueue.h"
 #include "util/check.h"
 
 namespace accl {

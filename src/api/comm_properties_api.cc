@@ -12,7 +12,7 @@
 #include "api/api_export.h"
 #include "api/api_guard.h"
 #include "api/device_api_types.h"
-#include "core/comm.h"
+#include "core/comm/comm.h"
 
 using namespace accl;
 

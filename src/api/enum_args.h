@@ -6,7 +6,7 @@
 
 #include <cstring>
 
-#include "core/group.h"
+#include "core/engine/group.h"
 #include "nccl.h"
 #include "util/check.h"
 

@@ -4,7 +4,7 @@
 // needs and why this communicator (or accl) cannot provide it.
 #pragma once
 
-#include "core/comm.h"
+#include "core/comm/comm.h"
 #include "nccl.h"
 #include "util/check.h"
 

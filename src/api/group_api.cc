@@ -1,8 +1,8 @@
 // ncclGroupStart / ncclGroupEnd / ncclGroupSimulateEnd.
 #include "api/api_export.h"
 #include "api/api_guard.h"
-#include "core/enqueue.h"
-#include "core/group.h"
+#include "core/engine/enqueue.h"
+#include "core/engine/group.h"
 #include "util/check.h"
 
 using namespace accl;

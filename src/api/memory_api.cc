@@ -1,6 +1,6 @@
 // ncclMemAlloc / ncclMemFree and buffer registration (ncclCommRegister, windows and
 // ncclWinGetUserPtr). On the host backend memory is page-aligned host memory and registration
-// only records the range (buffers in core/buffer_registry.h, windows in core/window_registry.h);
+// only records the range (buffers in core/comm/buffer_registry.h, windows in core/comm/window_registry.h);
 // with a CUDA device, ncclMemAlloc returns shareable device memory (cuMem at the recommended
 // granularity, exportable as a POSIX fd and mapped for every peer-capable device; cudaMalloc when
 // cuMem is unusable: device/cuda/cuda_memory.h). Registrations are tracked the same way on both
@@ -11,9 +11,9 @@
 
 #include "api/api_export.h"
 #include "api/api_guard.h"
-#include "core/buffer_registry.h"
-#include "core/comm.h"
-#include "core/window_registry.h"
+#include "core/comm/buffer_registry.h"
+#include "core/comm/comm.h"
+#include "core/comm/window_registry.h"
 #include "device/device_probe.h"
 #include "util/last_error.h"
 

@@ -9,8 +9,8 @@
 #include "api/api_guard.h"
 #include "api/enum_args.h"
 #include "api/gpu_only.h"
-#include "core/comm.h"
-#include "core/window_registry.h"
+#include "core/comm/comm.h"
+#include "core/comm/window_registry.h"
 #include "device/common/dtypes.h"
 
 using namespace accl;

@@ -6,7 +6,7 @@
 #include <cstdint>
 #include <string>
 
-#include "core/backend_kind.h"
+#include "device/backend_kind.h"
 #include "nccl.h"
 
 namespace accl {

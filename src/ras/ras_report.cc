@@ -10,10 +10,10 @@
 #include <fstream>
 #include <map>
 
-#include "core/comm.h"
-#include "core/liveness.h"
-#include "ras/ras_text.h"
+#include "core/comm/comm.h"
+#include "core/liveness/liveness.h"
 #include "util/last_error.h"
+#include "util/str_format.h"
 #include "util/time.h"
 
 namespace accl {
@@ -46,9 +46,9 @@ std::string deadReason(const std::string& s) {
 
 // One local rank's line.
 std::string rankLine(const RasCommSnapshot& c, int64_t now) {
-  std::string s = rasFmt("  rank %d: ", c.rank);
+  std::string s = strFormat("  rank %d: ", c.rank);
   if (c.busy) {
-    s += rasFmt("in %s for %.2f s", rasOpText(c.current).c_str(), secondsSince(c.currentSinceNs, now));
+    s += strFormat("in %s for %.2f s", rasOpText(c.current).c_str(), secondsSince(c.currentSinceNs, now));
     // One entry per waited-for peer, with the longest wait on it.
     std::map<int, int64_t> oldest;
     for (const RasWait& w : c.waits) {
@@ -59,7 +59,7 @@ std::string rankLine(const RasCommSnapshot& c, int64_t now) {
       s += "; waiting for ";
       bool first = true;
       for (const auto& [peer, since] : oldest) {
-        s += rasFmt("%srank %d (%.2f s", first ? "" : ", ", peer, secondsSince(since, now));
+        s += strFormat("%srank %d (%.2f s", first ? "" : ", ", peer, secondsSince(since, now));
         std::string status = c.health ? livenessPeerStatus(c.health.get(), peer) : "";
         s += status.empty() ? ")" : "; " + status + ")";
         first = false;
@@ -68,31 +68,31 @@ std::string rankLine(const RasCommSnapshot& c, int64_t now) {
       s += "; no thread is asleep waiting for a peer";
     }
   } else if (c.hasLast) {
-    s += rasFmt("idle after %llu collective%s and %llu send/recv batch%s; last %s ended %.2f s ago",
-                static_cast<unsigned long long>(c.collSeq), c.collSeq == 1 ? "" : "s",
-                static_cast<unsigned long long>(c.p2pBatches), c.p2pBatches == 1 ? "" : "es",
-                rasOpText(c.last).c_str(), secondsSince(c.lastEndNs, now));
+    s += strFormat("idle after %llu collective%s and %llu send/recv batch%s; last %s ended %.2f s ago",
+                   static_cast<unsigned long long>(c.collSeq), c.collSeq == 1 ? "" : "s",
+                   static_cast<unsigned long long>(c.p2pBatches), c.p2pBatches == 1 ? "" : "es",
+                   rasOpText(c.last).c_str(), secondsSince(c.lastEndNs, now));
     if (!c.lastNote.empty()) s += " (" + c.lastNote + ")";
   } else {
     s += "idle, no operation yet";
   }
-  if (c.state != static_cast<int>(CommState::Ready)) s += rasFmt("; communicator %s", stateName(c.state));
+  if (c.state != static_cast<int>(CommState::Ready)) s += strFormat("; communicator %s", stateName(c.state));
   if (c.abortFlag == kAbortByPeerFailure)
     s += "; stopped by a peer failure";
   else if (c.abortFlag != 0)
     s += "; aborted (ncclCommAbort)";
   if (c.asyncResult != ncclSuccess && c.asyncResult != ncclInProgress)
-    s += rasFmt("; async error %s", ncclGetErrorString(static_cast<ncclResult_t>(c.asyncResult)));
+    s += strFormat("; async error %s", ncclGetErrorString(static_cast<ncclResult_t>(c.asyncResult)));
   return s + "\n";
 }
 
 // The lines for all local ranks of one communicator (same comm hash).
 std::string commBlock(const std::vector<const RasCommSnapshot*>& ranks, int64_t now) {
   const RasCommSnapshot& head = *ranks.front();
-  std::string s = rasFmt("comm 0x%016llx nranks %d", static_cast<unsigned long long>(head.commHash), head.nranks);
+  std::string s = strFormat("comm 0x%016llx nranks %d", static_cast<unsigned long long>(head.commHash), head.nranks);
   if (!head.name.empty()) s += " name \"" + head.name + "\"";
   s += ": ranks in this process";
-  for (const RasCommSnapshot* r : ranks) s += rasFmt(" %d", r->rank);
+  for (const RasCommSnapshot* r : ranks) s += strFormat(" %d", r->rank);
   if (head.checkCollectives) s += " (ACCL_CHECK_COLLECTIVES on)";
   s += "\n";
   for (const RasCommSnapshot* r : ranks) s += rankLine(*r, now);
@@ -105,9 +105,9 @@ std::string commBlock(const std::vector<const RasCommSnapshot*>& ranks, int64_t 
     if (!peer.sameHost || peer.sameProcess || peer.pid <= 0) continue;
     std::string st = rasProcessState(peer.pid);
     const bool bad = stateIsDeadOrFrozen(st);
-    if (bad) dead += rasFmt("%srank %d (pid %d: %s)", dead.empty() ? "" : ", ", p, peer.pid, deadReason(st).c_str());
+    if (bad) dead += strFormat("%srank %d (pid %d: %s)", dead.empty() ? "" : ", ", p, peer.pid, deadReason(st).c_str());
     if (shown < 32 || bad) {
-      local += rasFmt("%srank %d pid %d %s", local.empty() ? "" : ", ", p, peer.pid, st.c_str());
+      local += strFormat("%srank %d pid %d %s", local.empty() ? "" : ", ", p, peer.pid, st.c_str());
       ++shown;
     } else {
       ++notShown;
@@ -115,10 +115,10 @@ std::string commBlock(const std::vector<const RasCommSnapshot*>& ranks, int64_t 
   }
   if (!local.empty()) {
     s += "  peers on this host: " + local;
-    if (notShown) s += rasFmt(" (and %d more)", notShown);
+    if (notShown) s += strFormat(" (and %d more)", notShown);
     s += "\n";
   }
-  // Liveness's verdict (core/liveness.h): the same failed rank on every survivor.
+  // Liveness's verdict (core/liveness/liveness.h): the same failed rank on every survivor.
   for (const RasCommSnapshot* r : ranks)
     if (r->health && r->health->failed()) {
       dead += (dead.empty() ? "" : "; ") + r->health->describe();
@@ -126,8 +126,8 @@ std::string commBlock(const std::vector<const RasCommSnapshot*>& ranks, int64_t 
     }
   for (const RasCommSnapshot* r : ranks)
     if (r->asyncResult != ncclSuccess && r->asyncResult != ncclInProgress)
-      dead += rasFmt("%srank %d's communicator failed with %s (see the last error below)", dead.empty() ? "" : "; ",
-                     r->rank, ncclGetErrorString(static_cast<ncclResult_t>(r->asyncResult)));
+      dead += strFormat("%srank %d's communicator failed with %s (see the last error below)", dead.empty() ? "" : "; ",
+                        r->rank, ncclGetErrorString(static_cast<ncclResult_t>(r->asyncResult)));
   s += "  dead or unreachable: " + (dead.empty() ? std::string("none known to this process") : dead) + "\n";
   return s;
 }
@@ -171,9 +171,9 @@ std::string rasFormatReport(const std::vector<RasCommSnapshot>& comms, int64_t n
     if (groups.empty() || groups.back().front()->commHash != c->commHash) groups.emplace_back();
     groups.back().push_back(c);
   }
-  std::string s = rasFmt("accl-ras: process %d on host %s (library %d.%d.%d), %zu communicator%s\n",
-                         static_cast<int>(getpid()), host, NCCL_MAJOR, NCCL_MINOR, NCCL_PATCH, groups.size(),
-                         groups.size() == 1 ? "" : "s");
+  std::string s = strFormat("accl-ras: process %d on host %s (library %d.%d.%d), %zu communicator%s\n",
+                            static_cast<int>(getpid()), host, NCCL_MAJOR, NCCL_MINOR, NCCL_PATCH, groups.size(),
+                            groups.size() == 1 ? "" : "s");
   for (const auto& group : groups) s += commBlock(group, now);
   std::string err = lastErrorText();
   if (!err.empty()) s += "last error in this process: " + err + "\n";

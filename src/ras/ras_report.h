@@ -11,7 +11,7 @@
 // and for an idle rank: "rank 0: idle after 5 collectives and 0 send/recv batches; last
 // AllReduce #5 (count 8 float32 sum) ended 0.52 s ago".
 //
-// "dead or unreachable" lists liveness's verdict (core/liveness.h, the same failed rank on every
+// "dead or unreachable" lists liveness's verdict (core/liveness/liveness.h, the same failed rank on every
 // survivor), the peers on the same host whose process exited or is stopped (read from /proc), and
 // the communicator's async error. It is the view of one process; run accl-ras against each
 // process (--scan) for the whole host.
@@ -20,7 +20,7 @@
 #include <string>
 #include <vector>
 
-#include "ras/ras_state.h"
+#include "ras/ras_snapshot.h"
 
 namespace accl {
 

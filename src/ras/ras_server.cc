@@ -16,12 +16,13 @@
 #include <string>
 #include <thread>
 
+#include "activity/ras_comms.h"
+#include "activity/ras_waits.h"
 #include "nccl.h"
 #include "ras/ras_report.h"
-#include "ras/ras_state.h"
-#include "ras/ras_text.h"
 #include "util/log.h"
 #include "util/params.h"
+#include "util/str_format.h"
 #include "util/time.h"
 
 namespace accl {
@@ -85,7 +86,7 @@ int listenOnFirstFree(const std::string& host, int port, int tries, int* boundPo
   addrinfo* res = nullptr;
   int rc = getaddrinfo(host.c_str(), nullptr, &hints, &res);
   if (rc != 0 || res == nullptr) {
-    *why = rasFmt("cannot resolve host \"%s\": %s", host.c_str(), gai_strerror(rc));
+    *why = strFormat("cannot resolve host \"%s\": %s", host.c_str(), gai_strerror(rc));
     return -1;
   }
   sockaddr_storage addr{};
@@ -101,7 +102,7 @@ int listenOnFirstFree(const std::string& host, int port, int tries, int* boundPo
       reinterpret_cast<sockaddr_in*>(&addr)->sin_port = htons(static_cast<uint16_t>(p));
     int fd = ::socket(addr.ss_family, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
     if (fd < 0) {
-      *why = rasFmt("socket: %s", strerror(errno));
+      *why = strFormat("socket: %s", strerror(errno));
       return -1;
     }
     int one = 1;
@@ -114,7 +115,7 @@ int listenOnFirstFree(const std::string& host, int port, int tries, int* boundPo
                                                      : reinterpret_cast<sockaddr_in*>(&bound)->sin_port);
       return fd;
     }
-    *why = rasFmt("port %d: %s", p, strerror(errno));
+    *why = strFormat("port %d: %s", p, strerror(errno));
     ::close(fd);
     if (port == 0) break;  // an ephemeral port cannot be "taken"
   }
@@ -142,7 +143,8 @@ std::string answer(std::string request) {
   request = start == std::string::npos ? "" : request.substr(start);
   for (char& ch : request) ch = static_cast<char>(toupper(static_cast<unsigned char>(ch)));
   if (request == "STATUS" || request.empty()) return rasReportText();
-  if (request == "VERSION") return rasFmt("accl-ras protocol 1 library %d.%d.%d\n", NCCL_MAJOR, NCCL_MINOR, NCCL_PATCH);
+  if (request == "VERSION")
+    return strFormat("accl-ras protocol 1 library %d.%d.%d\n", NCCL_MAJOR, NCCL_MINOR, NCCL_PATCH);
   return "ERROR unknown request \"" + request + "\" (send STATUS or VERSION)\n";
 }
 
@@ -253,13 +255,13 @@ void stopLocked(Server& s) {
 
 void forkPrepare() {
   server().mutex.lock();
-  rasStateLockForFork();
+  rasCommsLockForFork();
   rasWaitsLockForFork();
 }
 
 void forkParent() {
   rasWaitsUnlockAfterFork(false);
-  rasStateUnlockAfterFork(false);
+  rasCommsUnlockAfterFork(false);
   server().mutex.unlock();
 }
 
@@ -273,7 +275,7 @@ void forkChild() {
   closeFd(s.wakeRead);
   closeFd(s.wakeWrite);
   rasWaitsUnlockAfterFork(true);
-  rasStateUnlockAfterFork(true);
+  rasCommsUnlockAfterFork(true);
   s.mutex.unlock();
 }
 
@@ -288,6 +290,8 @@ void rasServerSync() {
   if (wanted && !s.running) startLocked(s);
   if (!wanted && s.running) stopLocked(s);
 }
+
+void rasServerFollowComms() { rasSetCommsChangedListener(rasServerSync); }
 
 int rasServerPort() {
   Server& s = server();

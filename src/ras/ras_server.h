@@ -2,11 +2,12 @@
 // local TCP port with the text report of ras_report.h.
 //
 // Life: it starts with the process's first communicator and stops after the last one is freed
-// (rasServerSync, called by ras_state.cc on every add and remove). NCCL_RAS_ENABLE=0 turns it
-// off. It listens on NCCL_RAS_ADDR (default localhost:28028); when that port is taken (another
-// process of the job on this host, usually) it tries the next ports, up to ACCL_RAS_PORT_RANGE of
-// them, and logs the one it got (INFO, subsystems INIT and RAS); when none is free it logs that and
-// the library runs on without it.
+// (rasServerSync, which the activity registry, activity/ras_comms.h, calls on every add and remove
+// once rasServerFollowComms asked it to). NCCL_RAS_ENABLE=0 turns it off. It listens on
+// NCCL_RAS_ADDR (default localhost:28028); when that port is taken (another process of the job on
+// this host, usually) it tries the next ports, up to ACCL_RAS_PORT_RANGE of them, and logs the one
+// it got (INFO, subsystems INIT and RAS); when none is free it logs that and the library runs on
+// without it.
 //
 // Protocol: the client connects and sends one line; the server answers and closes.
 //   "STATUS"  -> the report (ras_report.h), plain text
@@ -14,13 +15,19 @@
 //   anything else -> one line starting with "ERROR"
 // Bounds: one client at a time; a client that has not sent its line and taken the whole answer
 // within ACCL_RAS_CLIENT_TIMEOUT_MS is cut off. The thread takes no lock that a collective holds
-// for long (only the table locks of ras_state.h, to copy a snapshot) and never blocks the library.
+// for long (only the table locks of the activity records, to copy a snapshot: ras_snapshot.h) and
+// never blocks the library.
 //
 // Fork: a child process forgets the parent's server and communicators and starts its own server
 // with its first communicator.
 #pragma once
 
 namespace accl {
+
+// Has the activity registry call rasServerSync on every add and remove of a communicator. The API
+// layer calls it before it creates one (src/api/comm_api.cc, comm_grow_api.cc); calling it again
+// changes nothing.
+void rasServerFollowComms();
 
 // Starts the server when communicators exist and it is not running (and is enabled); stops it
 // when none exist. Safe from any thread.

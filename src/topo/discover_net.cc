@@ -113,13 +113,16 @@ int probeIb(XmlNode* system, const HostTopology& host, bool haveGpu, int firstDe
 }
 
 int probeEthernet(XmlNode* system, const HostTopology& host, int firstDev, DiscoverOptions* opts) {
-  std::string spec = paramStr("NCCL_SOCKET_IFNAME");
-  IfNameFilter filter = IfNameFilter::parse(spec);
+  // Topology's policy on top of the setting: report every PCI-backed interface whose name the
+  // NCCL_SOCKET_IFNAME list allows (all when unset). sysfs names carry no address, so
+  // NCCL_SOCKET_FAMILY does not apply, and NCCL's automatic order does not either: this reports which
+  // NICs exist, it does not pick one.
+  SocketIfSetting setting = readSocketIfSetting();
   int dev = firstDev;
   std::vector<std::string> virtualIfs;
   for (const std::string& name : listDir("/sys/class/net")) {
     if (name == "lo") continue;
-    if (!spec.empty() && !filter.matches(name)) continue;
+    if (!setting.allowsName(name)) continue;
     std::string base = "/sys/class/net/" + name;
     std::string busId = sysfsPciAncestor(base + "/device");
     if (busId.empty()) {

@@ -1,4 +1,5 @@
-// Interface listing (getifaddrs) and NCCL's interface selection rules (see net_interfaces.h).
+// Interface listing (getifaddrs), the one reader of NCCL_SOCKET_IFNAME / NCCL_SOCKET_FAMILY, and NCCL's
+// interface selection rules (see net_interfaces.h).
 #include "util/net_interfaces.h"
 
 #include <ifaddrs.h>
@@ -11,6 +12,7 @@
 
 #include "util/check.h"
 #include "util/log.h"
+#include "util/params.h"
 
 namespace accl {
 namespace {
@@ -79,6 +81,27 @@ int parseSocketFamily(const std::string& value) {
   return AF_UNSPEC;
 }
 
+SocketIfSetting SocketIfSetting::parse(const std::string& ifname, const std::string& family) {
+  SocketIfSetting s;
+  s.ifnameText = ifname;
+  s.familyText = family;
+  s.names = IfNameFilter::parse(ifname);
+  s.family = parseSocketFamily(family);
+  return s;
+}
+
+bool SocketIfSetting::allowsName(const std::string& ifname) const {
+  return !hasList() || names.matches(ifname);
+}
+
+std::string SocketIfSetting::describe() const {
+  return "NCCL_SOCKET_IFNAME='" + ifnameText + "', NCCL_SOCKET_FAMILY='" + familyText + "'";
+}
+
+SocketIfSetting readSocketIfSetting() {
+  return SocketIfSetting::parse(paramStr("NCCL_SOCKET_IFNAME"), paramStr("NCCL_SOCKET_FAMILY"));
+}
+
 ncclResult_t listInterfaces(std::vector<NetInterface>* out) {
   out->clear();
   ifaddrs* list = nullptr;
@@ -133,13 +156,12 @@ bool sameSubnet(const NetInterface& iface, const SocketAddress& a) {
   return false;
 }
 
-std::vector<NetInterface> selectInterfaces(const std::vector<NetInterface>& all,
-                                           const std::string& ifnameSpec, int family,
+std::vector<NetInterface> selectInterfaces(const std::vector<NetInterface>& all, const SocketIfSetting& setting,
                                            const SocketAddress* subnetOf, int maxIfs) {
-  // One entry per interface name: the first address whose family is acceptable.
+  // One entry per interface name: the first address whose family is allowed.
   std::vector<NetInterface> unique;
   for (const NetInterface& i : all) {
-    if (family != AF_UNSPEC && i.addr.family() != family) continue;
+    if (!setting.allowsFamily(i.addr.family())) continue;
     bool seen =
         std::any_of(unique.begin(), unique.end(), [&](const NetInterface& u) { return u.name == i.name; });
     if (!seen) unique.push_back(i);
@@ -152,10 +174,7 @@ std::vector<NetInterface> selectInterfaces(const std::vector<NetInterface>& all,
     }
     return res;
   };
-  if (!ifnameSpec.empty()) {
-    IfNameFilter f = IfNameFilter::parse(ifnameSpec);
-    return pick([&](const NetInterface& i) { return f.matches(i.name); });
-  }
+  if (setting.hasList()) return pick([&](const NetInterface& i) { return setting.allowsName(i.name); });
   std::vector<NetInterface> res = pick([](const NetInterface& i) { return startsWith(i.name, "ib"); });
   if (!res.empty()) return res;
   if (subnetOf && subnetOf->isInet()) {

@@ -1,6 +1,8 @@
-// Network interface discovery and NCCL's selection rules: NCCL_SOCKET_IFNAME lists (prefix, ^exclude,
-// =exact), NCCL_SOCKET_FAMILY, and the order of preference (explicit list; ib*; the NCCL_COMM_ID subnet;
-// anything but docker/lo/virbr; then docker, lo, virbr). The selection is a pure function for testing.
+// Network interface discovery and NCCL's selection rules: the one reader of NCCL_SOCKET_IFNAME /
+// NCCL_SOCKET_FAMILY (readSocketIfSetting: which interfaces and address family accl may use for TCP),
+// the list syntax (prefix, ^exclude, =exact), and the order of preference when no list is set (ib*;
+// a caller's subnet hint; anything but docker/lo/virbr; then docker, lo, virbr). The selection is a
+// pure function for testing.
 #pragma once
 
 #include <string>
@@ -38,20 +40,51 @@ struct IfNameFilter {
 // Anything else -> AF_UNSPEC with a WARN-free INFO note (NCCL ignores bad values too).
 int parseSocketFamily(const std::string& value);
 
+// NCCL_SOCKET_IFNAME and NCCL_SOCKET_FAMILY together: the interfaces (by name) and the address family
+// accl may use for its TCP traffic, the bootstrap's, the socket network's and the IB network's
+// connection side channel. No list set: any name, and selectInterfaces() applies NCCL's automatic
+// order. A list set: only the names it selects, and nothing else is ever tried. Every reader of the
+// two settings goes through this struct, and every message that quotes them uses describe().
+struct SocketIfSetting {
+  std::string ifnameText;  // NCCL_SOCKET_IFNAME as given ("" = not set)
+  std::string familyText;  // NCCL_SOCKET_FAMILY as given ("" = not set)
+  IfNameFilter names;      // ifnameText parsed
+  int family = AF_UNSPEC;  // familyText parsed (AF_UNSPEC: IPv4 and IPv6 both allowed)
+
+  // The setting from its two texts (what readSocketIfSetting parses; tests call it directly).
+  static SocketIfSetting parse(const std::string& ifname, const std::string& family);
+  // True when NCCL_SOCKET_IFNAME is set to anything (even a list that selects nothing).
+  bool hasList() const { return !ifnameText.empty(); }
+  // True when interface `ifname` may be used: the list selects it, or no list is set.
+  bool allowsName(const std::string& ifname) const;
+  // True when an address of family `fam` may be used: it is the forced family, or none is forced.
+  bool allowsFamily(int fam) const { return family == AF_UNSPEC || fam == family; }
+  bool allows(const NetInterface& i) const { return allowsName(i.name) && allowsFamily(i.addr.family()); }
+  // "NCCL_SOCKET_IFNAME='<text>', NCCL_SOCKET_FAMILY='<text>'", for messages.
+  std::string describe() const;
+};
+
+// Reads NCCL_SOCKET_IFNAME and NCCL_SOCKET_FAMILY (environment, config files or env plugin, like any
+// setting) and parses them. Read afresh on every call, never cached: settings are live in accl
+// (util/params.h), so a program or test that changes them between communicators or network devices
+// gets the new interfaces. Callers read it once per decision and pass the result along, so a choice
+// and the message about it always see the same values.
+SocketIfSetting readSocketIfSetting();
+
 // Every (interface, address) pair of the machine that is up and IPv4/IPv6 (IPv6 link-local addresses
 // are skipped: they need a scope id that does not survive being copied to other hosts).
 ncclResult_t listInterfaces(std::vector<NetInterface>* out);
 
 // Pure selection logic, NCCL's order of preference, first non-empty stage wins:
-//   1. ifnameSpec when non-empty (only that list, nothing else is tried);
+//   1. setting.hasList(): the names the list allows (only those, nothing else is tried);
 //   2. names starting with "ib";
-//   3. when `subnetOf` is given: interfaces in the same subnet as that address;
+//   3. when `subnetOf` is given (the bootstrap and the socket network pass NCCL_COMM_ID's address):
+//      interfaces in the same subnet as that address;
 //   4. anything but docker*, lo*, virbr*;
 //   5. docker*, then lo*, then virbr*.
-// `family` (AF_INET / AF_INET6 / AF_UNSPEC) filters addresses; each interface name is returned once
-// (its first address of an acceptable family). At most maxIfs results.
-std::vector<NetInterface> selectInterfaces(const std::vector<NetInterface>& all,
-                                           const std::string& ifnameSpec, int family,
+// setting.family filters addresses; each interface name is returned once (its first address of an
+// allowed family). At most maxIfs results.
+std::vector<NetInterface> selectInterfaces(const std::vector<NetInterface>& all, const SocketIfSetting& setting,
                                            const SocketAddress* subnetOf, int maxIfs);
 
 // True when `a` and `iface.addr` are of the same family and equal under iface.netmask.

@@ -9,7 +9,7 @@ namespace {
 
 // What applies when the setting is not set, for the settings whose marker default says nothing
 // by itself. Sizes and counts are NCCL's defaults (nccl-internals.md §4); the host backend's
-// own come from core/connections.cc and backend/host/host_wait.cc.
+// own come from core/engine/connections.cc and backend/host/host_wait.cc.
 struct UnsetMeaning {
   const char* name;
   const char* meaning;

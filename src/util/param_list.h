@@ -93,8 +93,11 @@ ACCL_PARAM(NCCL_LL128_NTHREADS, Int, "-2", "GPU threads per channel for LL128 (m
 // --- Bootstrap and sockets ---
 ACCL_PARAM(NCCL_COMM_ID, Str, "", "Fixed bootstrap root address host:port; rank 0 then hosts the root.")
 ACCL_PARAM(NCCL_SOCKET_IFNAME, Str, "",
-           "Interfaces for bootstrap/socket traffic: prefix list, ^ excludes, = exact names (e.g. =eth0,lo).")
-ACCL_PARAM(NCCL_SOCKET_FAMILY, Str, "", "Force the socket address family: AF_INET or AF_INET6.")
+           "The only interfaces accl may use for TCP (bootstrap, Socket net, IB side channel) and the Ethernet "
+           "NICs topology shows: prefix list, ^ excludes, = exact names (e.g. =eth0,lo). Unset: ib*, then the "
+           "NCCL_COMM_ID subnet (not for IB), then all but docker/lo/virbr, then those; topology shows all.")
+ACCL_PARAM(NCCL_SOCKET_FAMILY, Str, "",
+           "Address family for the same TCP traffic: AF_INET or AF_INET6 (unset or anything else: either).")
 ACCL_PARAM(NCCL_SOCKET_RETRY_CNT, Int, "34",
            "Connect attempts retried on refused/unreachable/timed-out errors before giving up.")
 ACCL_PARAM(NCCL_SOCKET_RETRY_SLEEP_MSEC, Int, "100",

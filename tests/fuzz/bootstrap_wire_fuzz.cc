@@ -1,4 +1,4 @@
-// Fuzz target: the bootstrap's message decoders (core/bootstrap_wire.h: join requests, block
+// Fuzz target: the bootstrap's message decoders (core/bootstrap/bootstrap_wire.h: join requests, block
 // reports, join replies, peer hellos, message headers, the root's decodeRootBound entry point) and
 // the connection handshake's decoders (util/socket_auth.h). Input: one selector byte, then the bytes
 // received. Properties: a decoder that accepts a message leaves every field within its documented
@@ -8,7 +8,7 @@
 #include <memory>
 #include <string>
 
-#include "core/bootstrap_wire.h"
+#include "core/bootstrap/bootstrap_wire.h"
 #include "fuzz_target.h"
 #include "nccl.h"
 #include "util/socket_auth.h"

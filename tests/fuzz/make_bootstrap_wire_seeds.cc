@@ -7,7 +7,7 @@
 #include <cstdio>
 #include <cstring>
 #include <string>
-#include "core/bootstrap_wire.h"
+#include "core/bootstrap/bootstrap_wire.h"
 using namespace accl;
 static void put(const std::string& name, int sel, const void* p, size_t n) {
   FILE* f = fopen(name.c_str(), "wb"); fputc(sel, f); fwrite(p, 1, n, f); fclose(f);

@@ -2,7 +2,7 @@
 // CudaPrims in a kernel with one block per rank (ranks of one GPU, connections in device
 // memory), checked against closed-form sums and, bit for bit, against the host backend's
 // reduction order (tests/simt/ring_order.h) for every element width; and a point-to-point
-// batch (device/cuda/cuda_p2p.h) whose receive precedes its send on both ranks. Tree all-reduce
+// batch (device/cuda/p2p_batch.h) whose receive precedes its send on both ranks. Tree all-reduce
 // (three receive sources) is compiled too. Building this file (CI, sm_90) proves the Prims, the
 // schedules and the p2p batch compile for the device (ptxas -v gives their register and spill
 // figures); cuda_prims_gpu_test runs it where a GPU exists.
@@ -16,7 +16,7 @@
 #include "algos/tree_all_reduce.h"
 #include "cuda_prims_kernels.h"
 #include "device/common/red_ops.h"
-#include "device/cuda/cuda_p2p.h"
+#include "device/cuda/p2p_batch.h"
 #include "device/cuda/cuda_prims.h"
 #include "gpu_test_util.h"
 #include "ring_order.h"

@@ -33,7 +33,7 @@ struct PrimsRingOutcome {
 // Closed-form sums (rank r contributes (r + 1) * ((i % 13) + 1)).
 PrimsRingOutcome runPrimsRingAllReduceOnDevice(PrimsElem elem, int nranks, ProtoId proto, size_t count, bool inPlace);
 
-// Point-to-point (device/cuda/cuda_p2p.h): two blocks, each receiving `bytes` from the other
+// Point-to-point (device/cuda/p2p_batch.h): two blocks, each receiving `bytes` from the other
 // before sending `bytes` to it in the same batch (sends and receives on separate warp groups).
 PrimsRingOutcome runPrimsP2pExchangeOnDevice(ProtoId proto, size_t bytes, int blockThreads);
 

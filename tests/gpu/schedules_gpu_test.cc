@@ -4,7 +4,7 @@
 
 #include <vector>
 
-#include "core/tree_builder.h"
+#include "core/engine/tree_builder.h"
 #include "schedules_kernels.h"
 
 namespace accl {

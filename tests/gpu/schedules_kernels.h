@@ -7,7 +7,7 @@
 #include "algos/ring_broadcast.h"
 #include "algos/ring_reduce.h"
 #include "algos/ring_reduce_scatter.h"
-#include "algos/topology_view.h"
+#include "device/common/topology_view.h"
 #include "algos/tree_all_reduce.h"
 #include "device/common/work.h"
 #include "support/counting_prims.h"

@@ -1,4 +1,4 @@
-// ACCL_CHECK_COLLECTIVES=1 (src/core/coll_consistency.h): one rank calls a collective with a
+// ACCL_CHECK_COLLECTIVES=1 (src/core/engine/coll_consistency.h): one rank calls a collective with a
 // different count, datatype, op, root or function, or launches a different number of collectives
 // in a group; every rank must fail with ncclInvalidUsage and a message naming that rank and the
 // field, and the communicator must stay usable. Matching calls of every collective succeed with

@@ -1,4 +1,4 @@
-// Liveness separate from progress (core/liveness.h): a frozen (SIGSTOP) or vanished (SIGKILL)
+// Liveness separate from progress (core/liveness/liveness.h): a frozen (SIGSTOP) or vanished (SIGKILL)
 // process is declared failed within the heartbeat timeout, even before any connection exists,
 // and every survivor's error names it (rank, pid, what was seen), not the neighbour it waited on;
 // a live rank that is merely late is waited for, and a long wait logs who it waits for.

@@ -13,7 +13,7 @@
 #include <ostream>
 #include <string>
 
-#include "core/config.h"
+#include "core/comm/config.h"
 #include "net_test_util.h"
 #include "transports/net/plugin/plugin_library.h"
 

@@ -1,4 +1,4 @@
-// Point-to-point batches on the CUDA Prims (src/device/cuda/cuda_p2p.h) on the CPU SIMT harness:
+// Point-to-point batches on the CUDA Prims (src/device/cuda/p2p_batch.h) on the CPU SIMT harness:
 // sends and receives of one block on separate warp groups, so patterns that deadlock when one
 // group runs them in turn complete — a rank receiving from B before sending to B while B does the
 // same, an all-to-all with a self transfer and empty transfers — for every protocol, with more
@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-#include "device/cuda/cuda_p2p.h"
+#include "device/cuda/p2p_batch.h"
 #include "prims_test_net.h"
 
 namespace accl {

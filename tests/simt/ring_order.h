@@ -9,7 +9,7 @@
 #include <type_traits>
 #include <vector>
 
-#include "algos/chunk_loop.h"
+#include "device/common/chunk_loop.h"
 #include "device/common/dtypes.h"
 
 namespace accl::primstest {

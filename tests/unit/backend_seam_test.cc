@@ -1,4 +1,4 @@
-// The backend seam (core/backend.h): backend selection from ACCL_BACKEND and the devices present
+// The backend seam (core/engine/backend.h): backend selection from ACCL_BACKEND and the devices present
 // (with the fallback line of a CUDA build without a GPU), the per-communicator plan pool, and a
 // real communicator driven through a stand-in asynchronous backend — two launches whose plans
 // are in flight together, each with its streams, and an error raised after launch reported by
@@ -10,11 +10,11 @@
 #include <thread>
 #include <vector>
 
-#include "core/backend.h"
-#include "core/comm.h"
-#include "core/comm_memory.h"
-#include "core/engine.h"
-#include "core/plan_pool.h"
+#include "core/engine/backend.h"
+#include "core/comm/comm.h"
+#include "core/comm/comm_memory.h"
+#include "core/engine/engine.h"
+#include "core/engine/plan_pool.h"
 #include "device/device_probe.h"
 #include "nccl.h"
 
@@ -161,13 +161,17 @@ class HeldBackend final : public CommBackend {
  public:
   HeldBackend(CommEngine* engine, CommBackend* real) : engine_(engine), real_(real) {}
   const char* name() const override { return "held"; }
-  int channelCount(const ncclComm& comm) const override { return real_->channelCount(comm); }
+  int channelCount(const CommFacts& facts) const override { return real_->channelCount(facts); }
   FifoLayout fifoLayout() const override { return real_->fifoLayout(); }
   ncclResult_t start() override { return ncclSuccess; }
   void attachHealth(std::shared_ptr<const CommHealth>, const uint64_t*, int) override {}
   size_t chunkElems(ProtoId proto, size_t elemSize) const override { return real_->chunkElems(proto, elemSize); }
   bool launchBlocks() const override { return false; }
-  ncclResult_t connect(const Plan&) override {
+  std::unique_ptr<CostModel> costModel(TunerTopo* topo, int nChannels, int cpus) const override {
+    return real_->costModel(topo, nChannels, cpus);
+  }
+  // Core connected the plan's peers on a channel (one channel per launch here).
+  ncclResult_t publishConnections(int, const ChannelLinks&) override {
     ++connects;
     return ncclSuccess;
   }

@@ -1,6 +1,6 @@
 // Unit tests for core/bootstrap, core/bootstrap_root and core/unique_id: ranks run as threads of this
 // process. Every multi-rank test runs under a deadline and fails (never hangs) if a rank does not return.
-#include "core/bootstrap.h"
+#include "core/bootstrap/bootstrap.h"
 
 #include <dirent.h>
 #include <gtest/gtest.h>
@@ -22,9 +22,9 @@
 #include <thread>
 #include <vector>
 
-#include "core/bootstrap_root.h"
-#include "core/bootstrap_wire.h"
-#include "core/unique_id.h"
+#include "core/bootstrap/bootstrap_root.h"
+#include "core/bootstrap/bootstrap_wire.h"
+#include "core/bootstrap/unique_id.h"
 #include "support/scoped_env.h"
 #include "util/last_error.h"
 #include "util/net_interfaces.h"

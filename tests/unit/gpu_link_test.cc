@@ -1,6 +1,6 @@
-// The P2P / SHM decision for GPU pairs (transports/p2p/gpu_link.h), without a GPU: facts and
+// The P2P / SHM decision for GPU pairs (transports/gpu_link.h), without a GPU: facts and
 // policies in, link out; NCCL_P2P_LEVEL parsing; and the P2P sharing mode.
-#include "transports/p2p/gpu_link.h"
+#include "transports/gpu_link.h"
 
 #include <gtest/gtest.h>
 

@@ -14,7 +14,7 @@
 #include <string>
 #include <vector>
 
-#include "core/red_op_registry.h"
+#include "core/engine/red_op_registry.h"
 #include "device/common/dev_red_op.h"
 #include "device/common/dtypes.h"
 #include "device/common/fp_convert.h"

@@ -1,11 +1,11 @@
 // Lookups a backend makes for zero-copy: which live ncclCommRegister registration / window of a
-// communicator covers a byte range (core/buffer_registry.h, core/window_registry.h).
+// communicator covers a byte range (core/comm/buffer_registry.h, core/comm/window_registry.h).
 #include <gtest/gtest.h>
 
 #include <cstdint>
 
-#include "core/buffer_registry.h"
-#include "core/window_registry.h"
+#include "core/comm/buffer_registry.h"
+#include "core/comm/window_registry.h"
 
 namespace accl {
 namespace {

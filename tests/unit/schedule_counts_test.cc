@@ -11,7 +11,7 @@
 #include "algos/ring_reduce.h"
 #include "algos/ring_reduce_scatter.h"
 #include "algos/tree_all_reduce.h"
-#include "core/tree_builder.h"
+#include "core/engine/tree_builder.h"
 #include "support/counting_prims.h"
 
 namespace accl {

@@ -1,6 +1,7 @@
 // Unit tests for util/socket, util/socket_address and util/net_interfaces: address parsing/printing,
-// NCCL_SOCKET_IFNAME filters, interface selection order, and the Socket class (handshake, junk rejection,
-// timeouts, EOF, abort, connect retries, and simultaneous large send/receive).
+// NCCL_SOCKET_IFNAME filters, the one reader of NCCL_SOCKET_IFNAME / NCCL_SOCKET_FAMILY, interface
+// selection order, and the Socket class (handshake, junk rejection, timeouts, EOF, abort, connect
+// retries, and simultaneous large send/receive).
 #include "util/socket.h"
 
 #include <arpa/inet.h>
@@ -177,6 +178,78 @@ TEST(SocketFamilyTest, Parse) {
   EXPECT_EQ(parseSocketFamily("inet"), AF_UNSPEC);
 }
 
+// ---- the one reader of NCCL_SOCKET_IFNAME / NCCL_SOCKET_FAMILY ----
+
+TEST(SocketIfSettingTest, ParsesListSyntaxAndFamily) {
+  SocketIfSetting unset = SocketIfSetting::parse("", "");
+  EXPECT_FALSE(unset.hasList());
+  EXPECT_TRUE(unset.allowsName("docker0"));  // no list: any name; the order is selectInterfaces' job
+  EXPECT_TRUE(unset.allowsFamily(AF_INET));
+  EXPECT_TRUE(unset.allowsFamily(AF_INET6));
+
+  SocketIfSetting prefix = SocketIfSetting::parse("eth,ib", "AF_INET");
+  EXPECT_TRUE(prefix.hasList());
+  EXPECT_TRUE(prefix.allowsName("eth0"));
+  EXPECT_TRUE(prefix.allowsName("ib1"));
+  EXPECT_FALSE(prefix.allowsName("lo"));
+  EXPECT_EQ(prefix.family, AF_INET);
+  EXPECT_TRUE(prefix.allows(iface("eth0", "10.0.0.5", "255.0.0.0")));
+  EXPECT_FALSE(prefix.allows(iface("eth0", "fd00::5", "ffff:ffff:ffff:ffff::")));  // family
+  EXPECT_FALSE(prefix.allows(iface("lo", "127.0.0.1", "255.0.0.0")));              // name
+
+  SocketIfSetting exclude = SocketIfSetting::parse("^docker,lo", "");
+  EXPECT_FALSE(exclude.allowsName("docker0"));
+  EXPECT_FALSE(exclude.allowsName("lo"));
+  EXPECT_TRUE(exclude.allowsName("eth0"));
+
+  SocketIfSetting exact = SocketIfSetting::parse("=eth0", "AF_INET6");
+  EXPECT_TRUE(exact.allowsName("eth0"));
+  EXPECT_FALSE(exact.allowsName("eth01"));
+  EXPECT_EQ(exact.family, AF_INET6);
+  EXPECT_FALSE(exact.allowsFamily(AF_INET));
+  EXPECT_EQ(exact.describe(), "NCCL_SOCKET_IFNAME='=eth0', NCCL_SOCKET_FAMILY='AF_INET6'");
+
+  SocketIfSetting notExact = SocketIfSetting::parse("^=eth0", "inet");
+  EXPECT_FALSE(notExact.allowsName("eth0"));
+  EXPECT_TRUE(notExact.allowsName("eth01"));
+  EXPECT_EQ(notExact.family, AF_UNSPEC);  // an unknown family is ignored, as NCCL does
+  EXPECT_EQ(notExact.familyText, "inet");  // and still quoted as given
+
+  // A list that is set but names nothing is still a list: nothing is allowed and nothing else is tried.
+  SocketIfSetting empty = SocketIfSetting::parse(",", "");
+  EXPECT_TRUE(empty.hasList());
+  EXPECT_FALSE(empty.allowsName("eth0"));
+  EXPECT_TRUE(selectInterfaces({iface("eth0", "10.0.0.5", "255.0.0.0")}, empty, nullptr, 4).empty());
+}
+
+// Read on every call (the settings are live, and tests change them between devices and
+// communicators); a value already read is a snapshot its holder keeps.
+TEST(SocketIfSettingTest, ReadsTheSettingsAfreshOnEveryCall) {
+  test::ScopedEnvVar ifname("NCCL_SOCKET_IFNAME", "=eth0");
+  test::ScopedEnvVar family("NCCL_SOCKET_FAMILY", "AF_INET");
+  SocketIfSetting first = readSocketIfSetting();
+  EXPECT_EQ(first.ifnameText, "=eth0");
+  EXPECT_TRUE(first.names.exact);
+  EXPECT_EQ(first.family, AF_INET);
+  {
+    test::ScopedEnvVar ifname2("NCCL_SOCKET_IFNAME", "^lo");
+    test::ScopedEnvVar family2("NCCL_SOCKET_FAMILY", nullptr);
+    SocketIfSetting second = readSocketIfSetting();
+    EXPECT_EQ(second.ifnameText, "^lo");
+    EXPECT_TRUE(second.names.exclude);
+    EXPECT_FALSE(second.allowsName("lo"));
+    EXPECT_TRUE(second.allowsName("eth0"));
+    EXPECT_EQ(second.familyText, "");
+    EXPECT_EQ(second.family, AF_UNSPEC);
+    {
+      test::ScopedEnvVar ifname3("NCCL_SOCKET_IFNAME", nullptr);
+      EXPECT_FALSE(readSocketIfSetting().hasList());
+    }
+  }
+  EXPECT_EQ(readSocketIfSetting().describe(), "NCCL_SOCKET_IFNAME='=eth0', NCCL_SOCKET_FAMILY='AF_INET'");
+  EXPECT_EQ(first.ifnameText, "=eth0");
+}
+
 // ---- interface selection order ----
 
 TEST(SelectInterfacesTest, NcclOrderOfPreference) {
@@ -187,41 +260,41 @@ TEST(SelectInterfacesTest, NcclOrderOfPreference) {
                                    iface("virbr0", "192.168.122.1", "255.255.255.0"),
                                    iface("ib0", "192.168.1.2", "255.255.255.0")};
   // ib* first.
-  EXPECT_EQ(names(selectInterfaces(all, "", AF_UNSPEC, nullptr, 4)),
+  EXPECT_EQ(names(selectInterfaces(all, SocketIfSetting::parse("", ""), nullptr, 4)),
             std::vector<std::string>{"ib0/192.168.1.2"});
   // Without ib: anything but docker/lo/virbr; one address per name (the first).
   std::vector<NetInterface> noIb(all.begin(), all.end() - 1);
-  EXPECT_EQ(names(selectInterfaces(noIb, "", AF_UNSPEC, nullptr, 4)),
+  EXPECT_EQ(names(selectInterfaces(noIb, SocketIfSetting::parse("", ""), nullptr, 4)),
             std::vector<std::string>{"eth0/10.0.0.5"});
-  EXPECT_EQ(names(selectInterfaces(noIb, "", AF_INET6, nullptr, 4)),
+  EXPECT_EQ(names(selectInterfaces(noIb, SocketIfSetting::parse("", "AF_INET6"), nullptr, 4)),
             std::vector<std::string>{"eth0/fd00::5"});
   // Then docker, then lo, then virbr.
   std::vector<NetInterface> rest = {all[0], all[1], all[4]};
-  EXPECT_EQ(names(selectInterfaces(rest, "", AF_UNSPEC, nullptr, 4)),
+  EXPECT_EQ(names(selectInterfaces(rest, SocketIfSetting::parse("", ""), nullptr, 4)),
             std::vector<std::string>{"docker0/172.17.0.1"});
   rest = {all[4], all[0]};
-  EXPECT_EQ(names(selectInterfaces(rest, "", AF_UNSPEC, nullptr, 4)),
+  EXPECT_EQ(names(selectInterfaces(rest, SocketIfSetting::parse("", ""), nullptr, 4)),
             std::vector<std::string>{"lo/127.0.0.1"});
   rest = {all[4]};
-  EXPECT_EQ(names(selectInterfaces(rest, "", AF_UNSPEC, nullptr, 4)),
+  EXPECT_EQ(names(selectInterfaces(rest, SocketIfSetting::parse("", ""), nullptr, 4)),
             std::vector<std::string>{"virbr0/192.168.122.1"});
-  EXPECT_TRUE(selectInterfaces({}, "", AF_UNSPEC, nullptr, 4).empty());
+  EXPECT_TRUE(selectInterfaces({}, SocketIfSetting::parse("", ""), nullptr, 4).empty());
 }
 
 TEST(SelectInterfacesTest, ExplicitListWinsAndNothingElseIsTried) {
   std::vector<NetInterface> all = {
       iface("lo", "127.0.0.1", "255.0.0.0"), iface("eth0", "10.0.0.5", "255.0.0.0"),
       iface("eth1", "10.1.0.5", "255.255.0.0"), iface("ib0", "192.168.1.2", "255.255.255.0")};
-  EXPECT_EQ(names(selectInterfaces(all, "=lo", AF_UNSPEC, nullptr, 4)),
+  EXPECT_EQ(names(selectInterfaces(all, SocketIfSetting::parse("=lo", ""), nullptr, 4)),
             std::vector<std::string>{"lo/127.0.0.1"});
-  EXPECT_EQ(names(selectInterfaces(all, "eth", AF_UNSPEC, nullptr, 4)),
+  EXPECT_EQ(names(selectInterfaces(all, SocketIfSetting::parse("eth", ""), nullptr, 4)),
             (std::vector<std::string>{"eth0/10.0.0.5", "eth1/10.1.0.5"}));
-  EXPECT_EQ(names(selectInterfaces(all, "eth", AF_UNSPEC, nullptr, 1)),
+  EXPECT_EQ(names(selectInterfaces(all, SocketIfSetting::parse("eth", ""), nullptr, 1)),
             std::vector<std::string>{"eth0/10.0.0.5"});
-  EXPECT_EQ(names(selectInterfaces(all, "^ib,lo", AF_UNSPEC, nullptr, 4)),
+  EXPECT_EQ(names(selectInterfaces(all, SocketIfSetting::parse("^ib,lo", ""), nullptr, 4)),
             (std::vector<std::string>{"eth0/10.0.0.5", "eth1/10.1.0.5"}));
-  EXPECT_TRUE(selectInterfaces(all, "=eth", AF_UNSPEC, nullptr, 4).empty());
-  EXPECT_TRUE(selectInterfaces(all, "eth", AF_INET6, nullptr, 4).empty());
+  EXPECT_TRUE(selectInterfaces(all, SocketIfSetting::parse("=eth", ""), nullptr, 4).empty());
+  EXPECT_TRUE(selectInterfaces(all, SocketIfSetting::parse("eth", "AF_INET6"), nullptr, 4).empty());
 }
 
 TEST(SelectInterfacesTest, CommIdSubnetBeatsGenericChoice) {
@@ -230,13 +303,13 @@ TEST(SelectInterfacesTest, CommIdSubnetBeatsGenericChoice) {
                                    iface("docker0", "172.17.0.1", "255.255.0.0")};
   SocketAddress commId;
   ASSERT_EQ(SocketAddress::parse("172.17.3.4:9000", &commId), ncclSuccess);
-  EXPECT_EQ(names(selectInterfaces(all, "", AF_UNSPEC, &commId, 4)),
+  EXPECT_EQ(names(selectInterfaces(all, SocketIfSetting::parse("", ""), &commId, 4)),
             std::vector<std::string>{"docker0/172.17.0.1"});
   ASSERT_EQ(SocketAddress::parse("127.0.0.1:9000", &commId), ncclSuccess);
-  EXPECT_EQ(names(selectInterfaces(all, "", AF_UNSPEC, &commId, 4)),
+  EXPECT_EQ(names(selectInterfaces(all, SocketIfSetting::parse("", ""), &commId, 4)),
             std::vector<std::string>{"lo/127.0.0.1"});
   ASSERT_EQ(SocketAddress::parse("8.8.8.8:9000", &commId), ncclSuccess);
-  EXPECT_EQ(names(selectInterfaces(all, "", AF_UNSPEC, &commId, 4)),
+  EXPECT_EQ(names(selectInterfaces(all, SocketIfSetting::parse("", ""), &commId, 4)),
             std::vector<std::string>{"eth0/10.0.0.5"});
 }
 

@@ -1,11 +1,11 @@
-// The live-window table (core/window_registry.h): lookups by owner, deregistration, per-comm
+// The live-window table (core/comm/window_registry.h): lookups by owner, deregistration, per-comm
 // counts and release at teardown. Comms here are fake addresses: the table never dereferences
 // them.
 #include <gtest/gtest.h>
 
 #include <cstdint>
 
-#include "core/window_registry.h"
+#include "core/comm/window_registry.h"
 #include "util/last_error.h"
 
 namespace accl {

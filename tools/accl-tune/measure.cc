@@ -14,8 +14,8 @@
 #include <cstring>
 #include <sstream>
 
-#include "core/comm.h"
-#include "core/engine.h"
+#include "core/comm/comm.h"
+#include "core/engine/engine.h"
 #include "nccl.h"
 #include "tuner/algo_proto_filter.h"
 #include "tuner/host_model.h"

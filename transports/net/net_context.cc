@@ -35,6 +35,34 @@ int NetContext::matchDevice() {
   return d >= 0 && d < static_cast<int>(all.size()) ? d : 0;
 }
 
+std::unique_ptr<TransportCommState> netCommInit(const TransportCommInit& init) {
+  auto ctx = std::make_unique<NetContext>(NetChoice{init.netName, init.commHash, init.trafficClass}, init.rank);
+  if (init.linkLost) ctx->setFailureHook(init.linkLost);
+  return ctx;
+}
+
+void netCommDrain(TransportCommState* state) { static_cast<NetContext*>(state)->drainAndStopProxy(); }
+
+void netSetNicPicker(TransportCommState* state, TransportNicPicker picker) {
+  auto matcher = [picker = std::move(picker)](const std::vector<NetProperties>& all) {
+    std::vector<TransportNic> nics;
+    nics.reserve(all.size());
+    for (const NetProperties& p : all) nics.push_back({p.name, p.pciPath, p.speedMbps, p.latencyUs});
+    return picker(nics);
+  };
+  static_cast<NetContext*>(state)->setDeviceMatcher(std::move(matcher));
+}
+
+ncclResult_t netNicInfo(TransportCommState* state, TransportNic* out) {
+  auto* ctx = static_cast<NetContext*>(state);
+  NetDevice* device = nullptr;
+  const ncclResult_t rc = ctx->device(&device);  // device() has said why it failed
+  if (rc != ncclSuccess) return rc;
+  const NetProperties& props = ctx->properties();
+  *out = TransportNic{props.name, props.pciPath, props.speedMbps, props.latencyUs};
+  return ncclSuccess;
+}
+
 ncclResult_t NetContext::device(NetDevice** out) {
   std::lock_guard<std::mutex> lock(mutex_);
   if (!tried_) {

@@ -1,7 +1,9 @@
 // NetContext: the network state of one communicator — the NetDevice it talks through (created on
 // the first net connection, by chooseNetDevice: NCCL_NET / ncclConfig_t.netName) and its proxy
-// thread (net_proxy.h). The connection table (core/connections) owns one and hands it to every
-// connection's setup in ConnSetup::net, so the transports never include core/comm.h.
+// thread (net_proxy.h). It is the net transport's TransportCommState (transports/transport.h):
+// the transport's commInit hook makes it from plain values, the connection table keeps it without
+// knowing what it is and hands it to every net connection's setup in ConnSetup::state, and the
+// hooks below are all that core reaches it through.
 #pragma once
 
 #include <atomic>
@@ -15,15 +17,16 @@
 #include "transports/net/net_device.h"
 #include "transports/net/net_proxy.h"
 #include "transports/net/net_registry.h"
+#include "transports/transport.h"
 
 namespace accl {
 
-class NetContext {
+class NetContext : public TransportCommState {
  public:
   // `choice`: which network (name, communicator hash, traffic class); `rank`: for messages.
   NetContext(const NetChoice& choice, int rank);
   // Stops the proxy; the connections (which close their comms on the device) are freed before.
-  ~NetContext();
+  ~NetContext() override;
   NetContext(const NetContext&) = delete;
   NetContext& operator=(const NetContext&) = delete;
 
@@ -31,7 +34,7 @@ class NetContext {
   ncclResult_t device(NetDevice** out);
   // The NIC every connection of this communicator uses: the one the matcher picks among the
   // network's devices when it lists more than one (the NIC closest to the rank in the topology,
-  // core/engine_tuner.cc), else — and without a matcher — the first one. Valid after device().
+  // core/engine/engine_tuner.cc), else — and without a matcher — the first one. Valid after device().
   int dev() const { return dev_.load(std::memory_order_acquire); }
   // Its properties (after a successful device()).
   const NetProperties& properties() const { return props_; }
@@ -41,8 +44,9 @@ class NetContext {
   const NetChoice& choice() const { return choice_; }
   int rank() const { return rank_; }
 
-  // Where a connection that fails outside a close reports it (proxy thread; the connection
-  // table routes it to liveness, which names the peer in every rank's error). Unset: nowhere.
+  // Where a connection that fails outside a close reports it (proxy thread; set from
+  // TransportCommInit::linkLost, which core routes to liveness, naming the peer in every rank's
+  // error). Unset: nowhere.
   using FailureHook = std::function<void(int peerRank, const std::string& detail)>;
   void setFailureHook(FailureHook hook) { failureHook_ = std::move(hook); }
   void reportFailure(int peerRank, const std::string& detail) const {
@@ -73,5 +77,13 @@ class NetContext {
   FailureHook failureHook_;
   NetProxy proxy_;  // declared after the device: stopped before the device goes away
 };
+
+// The net transport's per-communicator hooks (Transport::commInit, drain, setNicPicker, nicInfo):
+// a NetContext made from the communicator's plain values, drainAndStopProxy, the device matcher,
+// and the properties of the device in use.
+std::unique_ptr<TransportCommState> netCommInit(const TransportCommInit& init);
+void netCommDrain(TransportCommState* state);
+void netSetNicPicker(TransportCommState* state, TransportNicPicker picker);
+ncclResult_t netNicInfo(TransportCommState* state, TransportNic* out);
 
 }  // namespace accl

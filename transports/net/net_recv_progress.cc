@@ -8,7 +8,7 @@
 #include <cstdio>
 #include <cstring>
 
-#include "backend/host/host_wait.h"
+#include "device/common/fifo_signal.h"
 #include "transports/net/net_conn.h"
 #include "util/check.h"
 #include "util/log.h"

@@ -3,7 +3,7 @@
 // by default libnccl-net.so when present), then the built-in "IB", then "Socket". The first
 // candidate that initializes and reports at least one device wins; a broken or missing plugin
 // is logged and skipped. A network name (ncclConfig_t.netName, which NCCL_NET overrides — see
-// core/config.cc) restricts the choice to the candidate of that name, compared without regard to
+// core/comm/config.cc) restricts the choice to the candidate of that name, compared without regard to
 // case ("Socket", "IB", or a plugin's own name); when it is not usable here the result is
 // ncclInvalidUsage with a message listing what is.
 //

@@ -4,7 +4,7 @@
 // publishing head = step + 1, which the sender's Prims waits on.
 #include <atomic>
 
-#include "backend/host/host_wait.h"
+#include "device/common/fifo_signal.h"
 #include "util/check.h"
 #include "transports/net/net_conn.h"
 

@@ -1,7 +1,8 @@
 // The network transport (kNetTransport): a connection whose two ends are on different hosts, or
 // between local ranks when NCCL_P2P_DISABLE and NCCL_SHM_DISABLE leave nothing else. Each end
 // works on its own memory only (net_conn.h); the communicator's proxy thread (net_proxy.h) moves
-// the steps through the communicator's NetDevice (net_context.h). docs/transports.md ("net").
+// the steps through the communicator's NetDevice (net_context.h), which is this transport's
+// per-communicator state (ConnSetup::state). docs/transports.md ("net").
 //
 //   receiver setup:   FIFO memory + head copy + bounce + headers; listen; the handle in the blob
 //   sender setup:     the network device (so a missing one fails at setup, on both ranks)
@@ -13,7 +14,7 @@
 #include <cstring>
 #include <new>
 
-#include "backend/host/host_wait.h"
+#include "device/common/fifo_signal.h"
 #include "transports/net/net_conn.h"
 #include "transports/net/net_context.h"
 #include "util/check.h"
@@ -142,18 +143,20 @@ ncclResult_t allocate(NetConnResources* r) {
 }
 
 ncclResult_t newResources(const ConnSetup& s, ConnSide side, ConnEnd* end, NetConnResources** out) {
-  if (!s.net)
+  // The state the connection table made with netCommInit for this communicator.
+  auto* ctx = static_cast<NetContext*>(s.state);
+  if (!ctx)
     return fail(ncclInternalError, "net transport: rank %d has no network context for rank %d", s.self->rank,
                 s.peer->rank);
   auto r = std::make_unique<NetConnResources>();
-  r->ctx = s.net;
+  r->ctx = ctx;
   r->side = side;
   r->rank = s.self->rank;
   r->peerRank = s.peer->rank;
   r->channel = s.channel;
   r->cudaDev = s.self->gpuFifos == 1 ? s.self->cudaDev : -1;  // the kernel reaches the FIFO
   r->peerHost.assign(s.peer->place.hostname, strnlen(s.peer->place.hostname, sizeof(s.peer->place.hostname)));
-  ncclResult_t rc = s.net->device(&r->net);
+  ncclResult_t rc = ctx->device(&r->net);
   if (rc != ncclSuccess)
     return fail(rc, "net transport: rank %d cannot connect with rank %d (host %s) on channel %d: no network",
                 r->rank, r->peerRank, r->peerHost.c_str(), r->channel);
@@ -185,7 +188,7 @@ ncclResult_t recvSetup(const ConnSetup& s, ConnEnd* end, ConnBlob* blob) {
   ACCL_CHECK(allocate(r));
   NetBlob mine{};
   mine.magic = NetBlob::kMagic;
-  mine.dev = s.net->dev();
+  mine.dev = r->ctx->dev();
   ncclResult_t rc = r->net->listen(mine.dev, &mine.handle, &r->listenComm);
   if (rc != ncclSuccess)
     return fail(rc, "net transport: rank %d cannot listen on %s device %d for rank %d", r->rank, r->net->name(),
@@ -275,6 +278,10 @@ const Transport kNetTransport = {
     &canConnect,
     TransportSide{&sendSetup, &sendConnect, &netFinish, &netFree, &sendProgress},
     TransportSide{&recvSetup, &recvConnect, &netFinish, &netFree, &recvProgress},
+    &netCommInit,      // the communicator's NetContext (net_context.h)
+    &netCommDrain,
+    &netSetNicPicker,
+    &netNicInfo,
 };
 
 }  // namespace accl

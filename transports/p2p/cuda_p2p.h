@@ -1,23 +1,20 @@
-// The GPU transports (built only with CUDA; see gpu_link.h for which one a pair gets):
-//   kCudaP2pTransport  "P2P/cuda": each end's FIFO memory (receiver: tail + slots; sender: head) in
-//                      its own device memory, reached by the other end's device directly: same
-//                      process: the pointer (cudaDeviceEnablePeerAccess between two devices; one
-//                      device shared by several ranks: the plain pointer); other process: a cuMem
-//                      allocation exported as a POSIX fd and passed over an IpcSocket
-//                      (util/ipc_socket.h), or a cudaIpc handle when cuMem is off or unusable
-//                      (NCCL_CUMEM_ENABLE). P2P write: the sender stores into the receiver's slots.
-//                      (P2P read, where the receiver reads the sender's buffer over NVLink for
-//                      Simple, is future work: the blob has room for a sender-side buffer.)
-//   kCudaShmTransport  "SHM/cuda": the host shm transport's memfd regions, registered with
-//                      cudaHostRegister (portable, mapped) on both ends so both devices reach them:
-//                      GPU pairs of one machine without a P2P path.
-// Both apply only to ranks whose backend runs kernels on device FIFOs (PeerInfo::gpuFifos).
+// The P2P/cuda transport (kCudaP2pTransport, registered in transports/transport.h; built only
+// with CUDA; transports/gpu_link.h decides which GPU pairs get it): each end's FIFO memory
+// (receiver: tail + slots; sender: head) in its own device memory, reached by the other end's
+// device directly: same process: the pointer (cudaDeviceEnablePeerAccess between two devices; one
+// device shared by several ranks: the plain pointer); other process: a cuMem allocation exported
+// as a POSIX fd and passed over an IpcSocket (util/ipc_socket.h), or a cudaIpc handle when cuMem
+// is off or unusable (NCCL_CUMEM_ENABLE). P2P write: the sender stores into the receiver's slots.
+// (P2P read, where the receiver reads the sender's buffer over NVLink for Simple, is future work:
+// the blob has room for a sender-side buffer.) GPU pairs of one machine without a P2P path use
+// SHM/cuda (transports/shm/cuda_shm.cc). Both apply only to ranks whose backend runs kernels on
+// device FIFOs (PeerInfo::gpuFifos). This header holds the blob the two ends exchange.
 #pragma once
 
 #include <cstdint>
 
 #include "transports/conn_region.h"
-#include "transports/p2p/gpu_link.h"
+#include "transports/gpu_link.h"
 #include "transports/transport.h"
 #include "util/ipc_socket.h"
 
@@ -35,15 +32,5 @@ struct CudaP2pBlob {
   int32_t dev;            // the owner's CUDA device (in its own process's numbering)
   unsigned char ipcHandle[64];  // cudaIpcMemHandle_t (IPC mode)
 };
-
-#ifdef ACCL_HAVE_CUDA
-// The facts gpu_link.h decides from, for two ranks as this process sees them.
-GpuPairFacts gpuPairFacts(const PeerInfo& self, const PeerInfo& peer);
-// The decision under the environment's policy (read once per process).
-GpuLink gpuLinkFor(const PeerInfo& self, const PeerInfo& peer);
-
-extern const Transport kCudaP2pTransport;
-extern const Transport kCudaShmTransport;
-#endif
 
 }  // namespace accl

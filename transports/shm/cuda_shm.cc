@@ -12,8 +12,9 @@
 #include <vector>
 
 #include "device/cuda/cuda_memory.h"
+#include "transports/gpu_link.h"
 #include "transports/mapped_ends.h"
-#include "transports/p2p/cuda_p2p.h"
+#include "transports/transport.h"
 #include "util/check.h"
 #include "util/log.h"
 

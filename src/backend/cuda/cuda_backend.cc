@@ -7,10 +7,9 @@
 #include <cstring>
 
 #include "backend/cuda/kernel_launch.h"
-#include "core/comm.h"
-#include "core/engine.h"
-#include "core/peer_failure.h"
+#include "core/liveness/peer_failure.h"
 #include "device/cuda/prims_conn.h"
+#include "tuner/host_model.h"
 #include "util/check.h"
 #include "util/log.h"
 #include "util/params.h"
@@ -36,30 +35,23 @@ constexpr size_t kConnBlock = 256;  // PrimsConns per block of connection storag
 
 size_t alignUp(size_t v, size_t a) { return (v + a - 1) / a * a; }
 
-// Ranks of the communicator running on this rank's GPU (same host, same PCI bus id).
-int ranksOnMyDevice(const ncclComm& comm) {
-  const PeerInfo& me = comm.peers[comm.rank];
-  int n = 0;
-  for (const PeerInfo& p : comm.peers) n += p.hostHash == me.hostHash && p.busId == me.busId;
-  return std::max(n, 1);
-}
-
 }  // namespace
 
-CudaBackend::CudaBackend(ncclComm* comm, CommEngine* engine) : comm_(comm), engine_(engine) {}
+CudaBackend::CudaBackend(EngineView view) : view_(view) {}
 
 CudaBackend::~CudaBackend() {
   // Launches still in flight: a destroy waits for them, an abort has raised the flag, which the
   // watcher (or this line) copies to the device so they end promptly.
   stopWatcher_ = true;
   if (watcher_.joinable()) watcher_.join();
-  if (abortFlag_ && comm_->abortFlag.load(std::memory_order_acquire)) *reinterpret_cast<volatile uint32_t*>(abortFlag_) = 1;
+  if (abortFlag_ && view_.facts().abortFlag->load(std::memory_order_acquire))
+    *reinterpret_cast<volatile uint32_t*>(abortFlag_) = 1;
   cudaSetDevice(device_);
   for (InFlight& f : inFlight_) {
     cudaEventSynchronize(f.done);
     cudaEventDestroy(f.done);
     freeMapped(f.spill);
-    engine_->plans.recycle(std::move(f.plan));
+    view_.recycle(std::move(f.plan));
   }
   inFlight_.clear();
   for (cudaEvent_t e : freeEvents_) cudaEventDestroy(e);
@@ -70,22 +62,22 @@ CudaBackend::~CudaBackend() {
   freeMapped(state_);
 }
 
-int CudaBackend::channelCount(const ncclComm& comm) const {
+int CudaBackend::channelCount(const CommFacts& facts) const {
   // Residency: every block of every rank on this GPU must be resident together.
   int sms = 1, perSm = 1, current = 0;
   cudaGetDevice(&current);
-  cudaSetDevice(comm.cudaDev);
-  cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, comm.cudaDev);
+  cudaSetDevice(facts.cudaDev);
+  cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, facts.cudaDev);
   if (acclKernelBlocksPerSm(&perSm) != cudaSuccess || perSm < 1) perSm = 1;
   cudaSetDevice(current);
-  const int cap = std::max(1, sms * perSm / ranksOnMyDevice(comm));
+  const int cap = std::max(1, sms * perSm / facts.ranksOnMyDevice);
   int n = std::min(cap, kMaxChannels);  // the tuner picks how many a collective uses
   const int64_t minCh = paramInt("NCCL_MIN_NCHANNELS");
   const int64_t maxCh = paramInt("NCCL_MAX_NCHANNELS");
   if (minCh > n) n = static_cast<int>(minCh);
-  if (comm.config.base.minCTAs > n) n = comm.config.base.minCTAs;
+  if (facts.minCTAs > n) n = facts.minCTAs;
   if (maxCh > 0 && n > maxCh) n = static_cast<int>(maxCh);
-  if (n > comm.config.base.maxCTAs) n = comm.config.base.maxCTAs;
+  if (n > facts.maxCTAs) n = facts.maxCTAs;
   n = std::min({n, cap, kMaxChannels});
   return std::max(n, 1);
 }
@@ -131,11 +123,12 @@ T* CudaBackend::hostOf(T* dev) const {
 }
 
 ncclResult_t CudaBackend::start() {
-  device_ = comm_->cudaDev;
-  layout_ = engine_->layout;
+  const CommFacts& facts = view_.facts();
+  device_ = facts.cudaDev;
+  layout_ = view_.layout();
   ACCL_CUDA_CHECK(cudaSetDevice(device_));
   ACCL_CUDA_CHECK(acclInitKernelTable());
-  const int n = comm_->nranks;
+  const int n = facts.nRanks;
   // [flags][DevComm][DevChannel x kArgMaxChannels][ring ranks][p2p slots]
   const size_t commOff = kFlagsBytes;
   const size_t chanOff = alignUp(commOff + sizeof(DevComm), 64);
@@ -157,13 +150,13 @@ ncclResult_t CudaBackend::start() {
   dc->abortFlag = reinterpret_cast<const uint32_t*>(d);
   dc->errorWord = reinterpret_cast<uint32_t*>(d + 4);
   dc->errorDetail = reinterpret_cast<uint32_t*>(d + 8);
-  dc->rank = comm_->rank;
+  dc->rank = facts.rank;
   dc->nRanks = n;
   devComm_ = reinterpret_cast<DevComm*>(d + commOff);
   for (int c = 0; c < kArgMaxChannels; ++c) {
     DevChannel& ch = channels_[c];
     ch.nRanks = n;
-    ch.ringIndex = comm_->rank;
+    ch.ringIndex = facts.rank;
     ch.ringUserRanks = reinterpret_cast<const int*>(d + ranksOff) + size_t(c) * n;
     ch.tree = TreeView{-1, {-1, -1, -1}};
     ch.p2pSend = reinterpret_cast<PrimsConn**>(d + slotsOff) + size_t(c) * 2 * n;
@@ -179,7 +172,7 @@ void CudaBackend::watchAbort() {
   // ncclCommAbort and peer failures raise ncclComm::abortFlag (host memory the device cannot
   // see); the kernels poll the mapped copy.
   while (!stopWatcher_.load(std::memory_order_acquire)) {
-    if (comm_->abortFlag.load(std::memory_order_acquire) != 0) {
+    if (view_.facts().abortFlag->load(std::memory_order_acquire) != 0) {
       *reinterpret_cast<volatile uint32_t*>(abortFlag_) = 1;
       return;
     }
@@ -206,7 +199,7 @@ ncclResult_t CudaBackend::deviceConn(int channel, int peer, bool isSend, PrimsCo
     *out = it->second;
     return ncclSuccess;
   }
-  Connection* conn = engine_->conns.find(channel, peer, isSend);
+  Connection* conn = view_.connection(channel, peer, isSend);
   if (!conn) return fail(ncclInternalError, "CUDA backend: channel %d has no %s connection with rank %d", channel,
                          isSend ? "send" : "receive", peer);
   if (connBlocks_.empty() || connBlockUsed_ == kConnBlock) {
@@ -237,9 +230,9 @@ ncclResult_t CudaBackend::deviceConn(int channel, int peer, bool isSend, PrimsCo
 }
 
 ncclResult_t CudaBackend::publishChannel(int c) {
-  const ChannelPeers& peers = engine_->channels[c];
+  const ChannelPeers& peers = view_.channel(c);
   DevChannel& ch = channels_[c];
-  const int n = comm_->nranks;
+  const int n = view_.facts().nRanks;
   if (peers.ringConnected && n > 1 && !ch.ringSend) {
     for (int r = 0; r < n; ++r) ringRanks_[size_t(c) * n + r] = peers.ringRanks[r];
     ch.ringIndex = peers.ringIndex;
@@ -262,30 +255,21 @@ ncclResult_t CudaBackend::publishChannel(int c) {
   return ncclSuccess;
 }
 
-ncclResult_t CudaBackend::connect(const Plan& plan) {
-  if (health_ && health_->failed()) return peerFailureOr("connect", ncclRemoteError);
-  const int n = comm_->nranks;
-  for (int c = 0; c < plan.nChannelsUsed; ++c) {
-    bool ring = false, tree = false;
-    std::vector<int> sendPeers, recvPeers;
-    for (const PlanItem& item : plan.channels[c]) {
-      if (item.isColl) {
-        (item.coll.algo == kAlgoTree ? tree : ring) = true;
-        continue;
-      }
-      for (const P2pWork& w : item.p2p) (w.isSend ? sendPeers : recvPeers).push_back(w.peer);
-    }
-    if (ring) ACCL_CHECK(peerFailureOr("connect", engine_->ensureRing(c)));
-    if (tree) ACCL_CHECK(peerFailureOr("connect", engine_->ensureTree(c)));
-    if (!sendPeers.empty() || !recvPeers.empty())
-      ACCL_CHECK(peerFailureOr("connect", engine_->conns.connect(comm_, c, engine_->layout, sendPeers, recvPeers)));
-    ACCL_CHECK(publishChannel(c));
-    PrimsConn** slots = p2pSlots_ + size_t(c) * 2 * n;
-    for (int p : sendPeers)
-      if (!slots[p]) ACCL_CHECK(deviceConn(c, p, true, &slots[p]));
-    for (int p : recvPeers)
-      if (!slots[n + p]) ACCL_CHECK(deviceConn(c, p, false, &slots[n + p]));
-  }
+std::unique_ptr<CostModel> CudaBackend::costModel(TunerTopo* topo, int nChannels, int cpus) const {
+  // Still the host model (as before this seam existed): the GPU model (topology search,
+  // GpuCostModel) is wired for CUDA communicators by the GPU-readiness work.
+  topo->host = true;
+  return std::make_unique<HostCostModel>(*topo, nChannels, cpus, loadHostCalibration());
+}
+
+ncclResult_t CudaBackend::publishConnections(int c, const ChannelLinks& links) {
+  const int n = view_.facts().nRanks;
+  ACCL_CHECK(publishChannel(c));
+  PrimsConn** slots = p2pSlots_ + size_t(c) * 2 * n;
+  for (int p : links.sendPeers)
+    if (!slots[p]) ACCL_CHECK(deviceConn(c, p, true, &slots[p]));
+  for (int p : links.recvPeers)
+    if (!slots[n + p]) ACCL_CHECK(deviceConn(c, p, false, &slots[n + p]));
   return ncclSuccess;
 }
 
@@ -307,14 +291,14 @@ ncclResult_t CudaBackend::spillBuffer(size_t bytes, bool captured, Mapped* out) 
 
 ncclResult_t CudaBackend::launch(std::unique_ptr<Plan> plan) {
   if (plan->nChannelsUsed == 0) {
-    engine_->plans.recycle(std::move(plan));
+    view_.recycle(std::move(plan));
     return ncclSuccess;
   }
   ACCL_CUDA_CHECK(cudaSetDevice(device_));
   PackedLaunch packed;
   ncclResult_t res = packPlan(*plan, PackOptions{}, &packed);
   if (res != ncclSuccess) {
-    engine_->plans.recycle(std::move(plan));
+    view_.recycle(std::move(plan));
     return res;
   }
   const cudaStream_t s0 = plan->streams.empty() ? nullptr : plan->streams[0];
@@ -347,7 +331,7 @@ ncclResult_t CudaBackend::launch(std::unique_ptr<Plan> plan) {
     // The graph owns the launch: arguments are in its kernel node; the spill must outlive it.
     std::lock_guard<std::mutex> lock(mutex_);
     if (f.spill.host) capturedSpills_.push_back(f.spill);
-    engine_->plans.recycle(std::move(plan));
+    view_.recycle(std::move(plan));
     return ncclSuccess;
   }
   {
@@ -374,7 +358,7 @@ ncclResult_t CudaBackend::reap() {
     if (err != cudaSuccess && stickyError_ == ncclSuccess) stickyError_ = cudaFail("a collective kernel", err);
     freeEvents_.push_back(f.done);
     if (f.spill.host) freeSpills_.push_back(f.spill);
-    engine_->plans.recycle(std::move(f.plan));
+    view_.recycle(std::move(f.plan));
     inFlight_.pop_front();
   }
   return stickyError_;
@@ -428,11 +412,6 @@ void CudaBackend::releaseScratch() {
     freeMapped(m);
   }
   freeSpills_.clear();
-}
-
-ncclResult_t createCudaBackend(ncclComm* comm, CommEngine* engine, std::unique_ptr<CommBackend>* out) {
-  *out = std::make_unique<CudaBackend>(comm, engine);
-  return ncclSuccess;
 }
 
 }  // namespace accl

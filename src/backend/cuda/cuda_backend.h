@@ -1,4 +1,4 @@
-// CudaBackend: the CommBackend (core/backend.h) that runs plans as CUDA kernels. CUDA builds only.
+// CudaBackend: the CommBackend (core/engine/backend.h) that runs plans as CUDA kernels. CUDA builds only.
 //
 // launch(plan): the plan is packed into one kernel launch (work_batch.h, kernel_args.h) and
 // enqueued on the group's first stream; the group's other streams are joined with events before
@@ -40,7 +40,7 @@
 
 #include "backend/cuda/kernel_args.h"
 #include "backend/cuda/work_batch.h"
-#include "core/backend.h"
+#include "core/engine/backend.h"
 
 namespace accl {
 
@@ -48,17 +48,18 @@ struct PrimsConn;
 
 class CudaBackend final : public CommBackend {
  public:
-  CudaBackend(ncclComm* comm, CommEngine* engine);
+  explicit CudaBackend(EngineView view);
   ~CudaBackend() override;
 
   const char* name() const override { return "cuda"; }
-  int channelCount(const ncclComm& comm) const override;
+  int channelCount(const CommFacts& facts) const override;
   FifoLayout fifoLayout() const override;
   ncclResult_t start() override;
   void attachHealth(std::shared_ptr<const CommHealth> health, const uint64_t* opCount, int rank) override;
   size_t chunkElems(ProtoId proto, size_t elemSize) const override;
   bool launchBlocks() const override { return false; }
-  ncclResult_t connect(const Plan& plan) override;
+  std::unique_ptr<CostModel> costModel(TunerTopo* topo, int nChannels, int cpus) const override;
+  ncclResult_t publishConnections(int channel, const ChannelLinks& links) override;
   ncclResult_t launch(std::unique_ptr<Plan> plan) override;
   ncclResult_t query() override;
   ncclResult_t wait() override;
@@ -93,8 +94,7 @@ class CudaBackend final : public CommBackend {
   template <class T>
   T* hostOf(T* dev) const;
 
-  ncclComm* comm_;
-  CommEngine* engine_;
+  EngineView view_;
   int device_ = 0;
   FifoLayout layout_{};
   std::shared_ptr<const CommHealth> health_;
@@ -126,7 +126,5 @@ class CudaBackend final : public CommBackend {
   std::atomic<bool> stopWatcher_{false};
   std::thread watcher_;
 };
-
-ncclResult_t createCudaBackend(ncclComm* comm, CommEngine* engine, std::unique_ptr<CommBackend>* out);
 
 }  // namespace accl

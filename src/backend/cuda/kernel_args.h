@@ -24,7 +24,7 @@
 #include <cstddef>
 #include <cstdint>
 
-#include "algos/topology_view.h"
+#include "device/common/topology_view.h"
 #include "device/common/host_device.h"
 
 namespace accl {

@@ -3,6 +3,7 @@
 
 #include <cstring>
 
+#include "backend/cuda/work_codec.h"
 #include "device/common/dtypes.h"
 #include "tuner/algo_proto_filter.h"
 #include "util/check.h"
@@ -33,20 +34,7 @@ ncclResult_t packColl(const CollWork& w, bool subset, DevWorkItem* out) {
                 "%s: type %s with op %s is not in this library's CUDA kernels (built with ACCL_KERNEL_SUBSET=ON: "
                 "float32/bfloat16 with sum only; rebuild with -DACCL_KERNEL_SUBSET=OFF for every type and op)",
                 api, dtypeName(w.type), devRedOpKindName(w.op.kind));
-  const size_t scale = byteScale(w.func, w.type);
-  DevWorkItem it{};
-  it.funcId = static_cast<uint16_t>(id);
-  it.kind = kindByte(kDevItemColl, w.type);
-  it.flags = w.op.scalarIsPtr ? kDevItemScalarIsPtr : 0;
-  it.rootOrPeer = w.root;
-  it.opArg = w.op.arg;
-  it.sendbuff = w.sendbuff;
-  it.recvbuff = w.recvbuff;
-  it.count = w.count * scale;
-  it.chanOffset = w.chanOffset * scale;
-  it.chanCount = w.chanCount * scale;
-  it.chunkElems = w.chunkElems * scale;
-  *out = it;
+  *out = encodeCollItem(w, id, byteScale(w.func, w.type));
   return ncclSuccess;
 }
 
@@ -70,24 +58,9 @@ ncclResult_t packP2p(const P2pWork& w, bool batchEnd, DevWorkItem* out) {
 }
 
 CollWork unpackColl(const DevWorkItem& it) {
-  const DevFuncKey k = devFuncKey(it.funcId);
   const ncclDataType_t type = static_cast<ncclDataType_t>(it.userType());
-  const size_t scale = byteScale(k.coll, type);
-  CollWork w{};
-  w.func = static_cast<FuncId>(k.coll);
-  w.algo = static_cast<AlgoId>(k.algo);
-  w.proto = static_cast<ProtoId>(k.proto);
+  CollWork w = decodeCollItem(it, byteScale(devFuncKey(it.funcId).coll, type));
   w.type = type;
-  w.op.kind = devCollIsCopy(k.coll) ? DevRedOpKind::kSum : static_cast<DevRedOpKind>(k.op);
-  w.op.scalarIsPtr = (it.flags & kDevItemScalarIsPtr) != 0;
-  w.op.arg = it.opArg;
-  w.sendbuff = it.sendbuff;
-  w.recvbuff = it.recvbuff;
-  w.count = it.count / scale;
-  w.root = it.rootOrPeer;
-  w.chanOffset = it.chanOffset / scale;
-  w.chanCount = it.chanCount / scale;
-  w.chunkElems = it.chunkElems / scale;
   return w;
 }
 

@@ -1,4 +1,4 @@
-// Work batching for the CUDA backend: a Plan (core/plan.h) becomes one kernel launch — the
+// Work batching for the CUDA backend: a Plan (core/engine/plan.h) becomes one kernel launch — the
 // items of every channel packed into KernelArgs (kernel_args.h), or into a spill array when they
 // do not fit inline — and, for tests and diagnostics, back again. Host code with no CUDA
 // dependency, so it is unit-tested in the host build.
@@ -13,7 +13,7 @@
 
 #include "backend/cuda/dev_func.h"
 #include "backend/cuda/kernel_args.h"
-#include "core/plan.h"
+#include "core/engine/plan.h"
 #include "nccl.h"
 
 namespace accl {

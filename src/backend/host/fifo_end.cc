@@ -3,7 +3,7 @@
 
 #include <cstring>
 
-#include "algos/chunk_loop.h"
+#include "device/common/chunk_loop.h"
 
 namespace accl {
 

@@ -2,26 +2,25 @@
 #include "backend/host/host_backend.h"
 
 #include "backend/host/host_executor.h"
-#include "core/comm.h"
-#include "core/engine.h"
-#include "backend/host/host_p2p.h"
+#include "backend/host/p2p_batch_loop.h"
 #include "backend/host/host_prims.h"
+#include "tuner/host_model.h"
 #include "util/params.h"
 
 namespace accl {
 
-HostBackend::HostBackend(ncclComm* comm, CommEngine* engine) : comm_(comm), engine_(engine) {}
+HostBackend::HostBackend(EngineView view) : view_(view) {}
 
-int HostBackend::channelCount(const ncclComm& comm) const {
+int HostBackend::channelCount(const CommFacts& facts) const {
   // Channels are threads, so one is the default (ranks often outnumber cores);
   // NCCL_MIN_NCHANNELS / NCCL_MAX_NCHANNELS and the config's CTA bounds move it.
   int64_t minCh = paramInt("NCCL_MIN_NCHANNELS");
   int64_t maxCh = paramInt("NCCL_MAX_NCHANNELS");
   int n = 1;
   if (minCh > n) n = static_cast<int>(minCh);
-  if (comm.config.base.minCTAs > n) n = comm.config.base.minCTAs;
+  if (facts.minCTAs > n) n = facts.minCTAs;
   if (maxCh > 0 && n > maxCh) n = static_cast<int>(maxCh);
-  if (n > comm.config.base.maxCTAs) n = comm.config.base.maxCTAs;
+  if (n > facts.maxCTAs) n = facts.maxCTAs;
   if (n > kMaxChannels) n = kMaxChannels;
   if (n < 1) n = 1;
   return n;
@@ -33,9 +32,10 @@ ncclResult_t HostBackend::start() {
   // Every local rank runs one thread per channel: that many busy threads share the node's cores.
   // Across nodes, each local rank also has a network proxy thread and the network's own helper
   // threads (about two per channel: transports/net).
-  const int local = comm_->layout.localRanks;
-  const int helpers = comm_->layout.nNodes > 1 ? local * (1 + 2 * engine_->nChannels) : 0;
-  wait_ = hostWaitPolicy(&comm_->abortFlag, local * engine_->nChannels, helpers);
+  const CommFacts& f = view_.facts();
+  const int local = f.localRanks;
+  const int helpers = f.nNodes > 1 ? local * (1 + 2 * view_.nChannels()) : 0;
+  wait_ = hostWaitPolicy(f.abortFlag, local * view_.nChannels(), helpers);
   return ncclSuccess;
 }
 
@@ -46,22 +46,19 @@ void HostBackend::attachHealth(std::shared_ptr<const CommHealth> health, const u
 }
 
 size_t HostBackend::chunkElems(ProtoId proto, size_t elemSize) const {
-  return HostPrims::chunkCapacity(engine_->layout, proto, elemSize);
+  return HostPrims::chunkCapacity(view_.layout(), proto, elemSize);
 }
 
-ncclResult_t HostBackend::connect(const Plan& plan) {
-  // A peer failure interrupts connection setup through the abort flag: report the failure itself.
-  const PlanItem* first = plan.channels.empty() || plan.channels[0].empty() ? nullptr : &plan.channels[0][0];
-  const char* what = collApiName(first && first->isColl ? first->coll.func : kFuncSendRecv, "ncclSend/ncclRecv");
-  // A failure recorded before the communicator was Ready did not raise the abort flag: check first.
-  if (wait_.health && wait_.health->failed()) return ::accl::peerFailureOr(wait_, what, ncclRemoteError);
-  return ::accl::peerFailureOr(wait_, what, hostConnectPlan(*this, plan));
+std::unique_ptr<CostModel> HostBackend::costModel(TunerTopo* topo, int nChannels, int cpus) const {
+  // Host algorithms, calibrated on this machine when `accl-tune calibrate` has run.
+  topo->host = true;
+  return std::make_unique<HostCostModel>(*topo, nChannels, cpus, loadHostCalibration());
 }
 
 ncclResult_t HostBackend::launch(std::unique_ptr<Plan> plan) {
   // Synchronous: the plan has run when this returns, and goes straight back to the pool.
   ncclResult_t res = workers_.runAll(plan->nChannelsUsed, [&](int c) { return hostRunChannel(*this, c, *plan); });
-  engine_->plans.recycle(std::move(plan));
+  view_.recycle(std::move(plan));
   return res;
 }
 
@@ -75,15 +72,10 @@ void HostBackend::releaseScratch() {
   scratchBytes_.store(0, std::memory_order_relaxed);
 }
 
-HostP2pContext HostBackend::p2pContext() { return HostP2pContext{&engine_->conns, &wait_}; }
+HostP2pContext HostBackend::p2pContext() { return HostP2pContext{view_, &wait_}; }
 
 ncclResult_t HostBackend::runP2pBatch(int channel, const std::vector<P2pWork>& works) {
   return hostRunP2pBatch(p2pContext(), channel, works);
-}
-
-ncclResult_t createHostBackend(ncclComm* comm, CommEngine* engine, std::unique_ptr<CommBackend>* out) {
-  *out = std::make_unique<HostBackend>(comm, engine);
-  return ncclSuccess;
 }
 
 }  // namespace accl

@@ -1,4 +1,4 @@
-// HostBackend: the CommBackend (core/backend.h) that runs plans on CPU threads with no GPU —
+// HostBackend: the CommBackend (core/engine/backend.h) that runs plans on CPU threads with no GPU —
 // channel 0 on the launching thread, channels 1..n-1 on the communicator's channel workers —
 // through the host Prims and the host point-to-point loop. It is synchronous: launch() returns
 // when the plan is done, so query(), wait() and asyncError() never have anything pending, and the
@@ -16,8 +16,8 @@
 #include <vector>
 
 #include "backend/host/channel_workers.h"
-#include "backend/host/host_p2p_context.h"
-#include "core/backend.h"
+#include "backend/host/p2p_batch_context.h"
+#include "core/engine/backend.h"
 #include "device/common/work.h"
 #include "backend/host/host_wait.h"
 
@@ -25,16 +25,17 @@ namespace accl {
 
 class HostBackend final : public CommBackend {
  public:
-  HostBackend(ncclComm* comm, CommEngine* engine);
+  explicit HostBackend(EngineView view);
 
   const char* name() const override { return "host"; }
-  int channelCount(const ncclComm& comm) const override;
+  int channelCount(const CommFacts& facts) const override;
   FifoLayout fifoLayout() const override;
   ncclResult_t start() override;
   void attachHealth(std::shared_ptr<const CommHealth> health, const uint64_t* opCount, int rank) override;
   size_t chunkElems(ProtoId proto, size_t elemSize) const override;
   bool launchBlocks() const override { return true; }
-  ncclResult_t connect(const Plan& plan) override;
+  std::unique_ptr<CostModel> costModel(TunerTopo* topo, int nChannels, int cpus) const override;
+  ncclResult_t publishConnections(int, const ChannelLinks&) override { return ncclSuccess; }
   ncclResult_t launch(std::unique_ptr<Plan> plan) override;
   ncclResult_t query() override { return ncclSuccess; }
   ncclResult_t wait() override { return ncclSuccess; }
@@ -45,8 +46,7 @@ class HostBackend final : public CommBackend {
   void releaseScratch() override;
 
   // For the executor and the one-round all-reduce (this folder).
-  ncclComm& comm() const { return *comm_; }
-  CommEngine& engine() const { return *engine_; }
+  const EngineView& view() const { return view_; }
   const WaitPolicy& waitPolicy() const { return wait_; }
   HostP2pContext p2pContext();
   // Runs one batch of transfers on `channel` through the host point-to-point loop.
@@ -61,8 +61,7 @@ class HostBackend final : public CommBackend {
   }
 
  private:
-  ncclComm* comm_;
-  CommEngine* engine_;
+  EngineView view_;
   WaitPolicy wait_;
   ChannelWorkers workers_;
   std::vector<char> oneShotScratch_;

@@ -1,114 +1,77 @@
-// Host executor: connection setup for a plan, then each channel's items in order.
+// Host executor: each channel's items in order; collectives through the shared skeleton.
 #include "backend/host/host_executor.h"
 
-#include <vector>
-
-#include "algos/ring_all_gather.h"
-#include "algos/ring_all_reduce.h"
-#include "algos/ring_broadcast.h"
-#include "algos/ring_reduce.h"
-#include "algos/ring_reduce_scatter.h"
-#include "algos/tree_all_reduce.h"
+#include "algos/coll_dispatch.h"
 #include "backend/host/host_backend.h"
 #include "backend/host/host_one_shot.h"
-#include "core/comm.h"
-#include "core/engine.h"
 #include "backend/host/host_prims.h"
-#include "tuner/algo_proto_filter.h"
 #include "util/check.h"
 
 namespace accl {
 namespace {
 
-HostConnEnd connEnd(CommEngine& e, int channel, int peer, bool isSend) {
-  Connection* conn = e.conns.find(channel, peer, isSend);
-  return HostConnEnd{&conn->view, peer, conn->peerPid};
-}
+// The host side of the skeleton's Exec contract (algos/coll_dispatch.h): connections found by
+// peer rank in the communicator's table, one HostPrims per phase, the first error kept.
+class HostCollExec {
+ public:
+  using Args = HostPrimsArgs;
 
-HostPrimsArgs baseArgs(const HostBackend& b, const CollWork& w) {
-  HostPrimsArgs a;
-  a.input = w.sendbuff;
-  a.output = w.recvbuff;
-  a.type = w.type;
-  a.op = w.op;
-  a.proto = w.proto;
-  a.wait = &b.waitPolicy();
-  a.what = collApiName(w.func, "ncclSend/ncclRecv");
-  return a;
-}
+  HostCollExec(const HostBackend& b, int channel, const CollWork& w) : b_(b), channel_(channel), w_(w) {}
 
-ncclResult_t runRing(HostBackend& b, int channel, const CollWork& w) {
-  CommEngine& e = b.engine();
-  const ChannelPeers& ch = e.channels[channel];
-  const RingView ring = ch.ringView();
-  HostPrimsArgs a = baseArgs(b, w);
-  if (ring.nranks > 1) {
-    a.recv[a.nRecv++] = connEnd(e, channel, ring.rankAt(ring.index - 1), false);
-    a.send[a.nSend++] = connEnd(e, channel, ring.rankAt(ring.index + 1), true);
+  Args baseArgs() const {
+    Args a;
+    a.input = w_.sendbuff;
+    a.output = w_.recvbuff;
+    a.type = w_.type;
+    a.op = w_.op;
+    a.proto = w_.proto;
+    a.wait = &b_.waitPolicy();
+    a.what = collApiName(w_.func, "ncclSend/ncclRecv");
+    return a;
   }
-  HostPrims prims(a);
-  switch (w.func) {
-    case kFuncAllReduce: ringAllReduce(prims, ring, w); break;
-    case kFuncAllGather: ringAllGather(prims, ring, w); break;
-    case kFuncReduceScatter: ringReduceScatter(prims, ring, w); break;
-    case kFuncBroadcast: ringBroadcast(prims, ring, w); break;
-    case kFuncReduce: ringReduce(prims, ring, w); break;
-    default: return fail(ncclInternalError, "ring: function %d has no ring schedule", static_cast<int>(w.func));
+  bool addRecv(Args& a, PeerRole, int, int peer) { return add(a.recv, &a.nRecv, peer, false); }
+  bool addSend(Args& a, PeerRole, int, int peer) { return add(a.send, &a.nSend, peer, true); }
+  template <int kMaxRecv, int kMaxSend>
+  HostPrims prims(const Args& a) const {
+    return HostPrims(a);
   }
-  return prims.status();
-}
+  bool finish(HostPrims& p) {
+    if (result_ == ncclSuccess) result_ = p.status();
+    return result_ == ncclSuccess;
+  }
+  bool unsupported(const CollWork& w) {
+    result_ = fail(ncclInternalError, "%s: function %d has no %s schedule", w.algo == kAlgoTree ? "tree" : "ring",
+                   static_cast<int>(w.func), w.algo == kAlgoTree ? "tree" : "ring");
+    return false;
+  }
+  ncclResult_t result() const { return result_; }
 
-ncclResult_t runTree(HostBackend& b, int channel, const CollWork& w) {
-  CommEngine& e = b.engine();
-  const TreeView& tree = e.channels[channel].tree;
-  HostPrimsArgs up = baseArgs(b, w);
-  HostPrimsArgs down = baseArgs(b, w);
-  down.input = w.recvbuff;  // the broadcast phase forwards the result, not a contribution
-  down.inputIsContribution = false;
-  for (int d : tree.down) {
-    if (d < 0) continue;
-    up.recv[up.nRecv++] = connEnd(e, channel, d, false);
-    down.send[down.nSend++] = connEnd(e, channel, d, true);
+ private:
+  bool add(HostConnEnd* ends, int* n, int peer, bool isSend) {
+    Connection* conn = b_.view().connection(channel_, peer, isSend);
+    if (!conn) {
+      result_ = fail(ncclInternalError, "%s: channel %d has no %s connection with rank %d",
+                     collApiName(w_.func, "collective"), channel_, isSend ? "send" : "receive", peer);
+      return false;
+    }
+    ends[(*n)++] = HostConnEnd{&conn->view, peer, conn->peerPid};
+    return true;
   }
-  if (tree.up >= 0) {
-    up.send[up.nSend++] = connEnd(e, channel, tree.up, true);
-    down.recv[down.nRecv++] = connEnd(e, channel, tree.up, false);
-  }
-  HostPrims upPrims(up), downPrims(down);
-  if (w.func != kFuncAllReduce)
-    return fail(ncclInternalError, "tree: function %d has no tree schedule", static_cast<int>(w.func));
-  treeAllReduce(upPrims, downPrims, tree, w);
-  ACCL_CHECK(upPrims.status());
-  return downPrims.status();
+
+  const HostBackend& b_;
+  int channel_;
+  const CollWork& w_;
+  ncclResult_t result_ = ncclSuccess;
+};
+
+ncclResult_t runColl(HostBackend& b, int channel, const CollWork& w) {
+  const ChannelPeers& peers = b.view().channel(channel);
+  HostCollExec exec(b, channel, w);
+  runCollWork(exec, w, peers.ringView(), peers.tree);
+  return exec.result();
 }
 
 }  // namespace
-
-ncclResult_t hostConnectPlan(HostBackend& b, const Plan& plan) {
-  CommEngine& e = b.engine();
-  for (int c = 0; c < plan.nChannelsUsed; ++c) {
-    bool ring = false, tree = false;
-    std::vector<int> sendPeers, recvPeers;
-    for (const PlanItem& item : plan.channels[c]) {
-      if (item.isColl && item.oneShot) {
-        std::vector<int> peers;
-        oneShotPeers(b.comm(), &peers);
-        ACCL_CHECK(e.conns.connect(e.comm, c, e.layout, peers, peers));
-        continue;
-      }
-      if (item.isColl) {
-        (item.coll.algo == kAlgoTree ? tree : ring) = true;
-        continue;
-      }
-      for (const P2pWork& w : item.p2p) (w.isSend ? sendPeers : recvPeers).push_back(w.peer);
-    }
-    if (ring) ACCL_CHECK(e.ensureRing(c));
-    if (tree) ACCL_CHECK(e.ensureTree(c));
-    if (!sendPeers.empty() || !recvPeers.empty())
-      ACCL_CHECK(e.conns.connect(e.comm, c, e.layout, sendPeers, recvPeers));
-  }
-  return ncclSuccess;
-}
 
 ncclResult_t hostRunChannel(HostBackend& b, int channel, const Plan& plan) {
   for (const PlanItem& item : plan.channels[channel]) {
@@ -116,10 +79,8 @@ ncclResult_t hostRunChannel(HostBackend& b, int channel, const Plan& plan) {
       ACCL_CHECK(b.runP2pBatch(channel, item.p2p));
     } else if (item.oneShot) {
       ACCL_CHECK(hostOneShotAllReduce(b, channel, item.coll));
-    } else if (item.coll.algo == kAlgoTree) {
-      ACCL_CHECK(runTree(b, channel, item.coll));
     } else {
-      ACCL_CHECK(runRing(b, channel, item.coll));
+      ACCL_CHECK(runColl(b, channel, item.coll));
     }
   }
   return ncclSuccess;

@@ -5,22 +5,15 @@
 #include <vector>
 
 #include "backend/host/host_backend.h"
-#include "core/comm.h"
 #include "device/common/dtypes.h"
 #include "device/common/reduce_buffers.h"
 #include "util/check.h"
 
 namespace accl {
 
-void oneShotPeers(const ncclComm& comm, std::vector<int>* peers) {
-  peers->clear();
-  for (int r = 0; r < comm.nranks; ++r)
-    if (r != comm.rank) peers->push_back(r);
-}
-
 ncclResult_t hostOneShotAllReduce(HostBackend& backend, int channel, const CollWork& w) {
-  const int n = backend.comm().nranks;
-  const int me = backend.comm().rank;
+  const int n = backend.view().facts().nRanks;
+  const int me = backend.view().facts().rank;
   const size_t bytes = w.count * dtypeSize(w.type);
   if (bytes == 0) return ncclSuccess;  // every rank has the same count: nothing to exchange
   // Slot r of the scratch holds rank r's contribution (after that rank's preOp: a PreMulSum

@@ -3,7 +3,8 @@
 // group) and reduces the n vectors locally, in rank order, so every rank computes bit-identical
 // results. The ring needs 2(n-1) dependent steps; when ranks outnumber cores each of those waits
 // for a peer to be scheduled, and this path needs one. Chosen by the size rules only for small
-// messages with 3+ ranks and NCCL_ALGO unset. (A GPU counterpart is the one-shot kernel over
+// messages with 3+ ranks and NCCL_ALGO unset. Core connects every other rank for it
+// (CommEngine::connectPlan). (A GPU counterpart is the one-shot kernel over
 // peer-mapped buffers, part of the CUDA backend.)
 #pragma once
 
@@ -12,14 +13,9 @@
 #include "device/common/work.h"
 #include "nccl.h"
 
-struct ncclComm;
-
 namespace accl {
 
 class HostBackend;
-
-// The peers this rank exchanges with (every other rank), for connection setup.
-void oneShotPeers(const ncclComm& comm, std::vector<int>* peers);
 
 // Runs one one-round all-reduce on `channel`, with the backend's scratch (kept between launches,
 // released by ncclCommSuspend).

@@ -4,7 +4,7 @@
 
 #include <cstring>
 
-#include "algos/chunk_loop.h"
+#include "device/common/chunk_loop.h"
 #include "device/common/reduce_buffers.h"
 #include "device/common/dtypes.h"
 #include "util/check.h"

@@ -19,7 +19,7 @@
 #include <cstddef>
 #include <vector>
 
-#include "algos/topology_view.h"
+#include "device/common/topology_view.h"
 #include "device/common/dev_red_op.h"
 #include "device/common/fifo.h"
 #include "device/common/ids.h"

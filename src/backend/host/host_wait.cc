@@ -1,19 +1,16 @@
 // Spin-then-sleep waiting for the host backend (see host_wait.h).
 #include "backend/host/host_wait.h"
 
-#include <linux/futex.h>
 #include <sched.h>
 #include <signal.h>
-#include <sys/syscall.h>
-#include <time.h>
 #include <unistd.h>
 
 #include <cerrno>
 
 #include <string>
 
-#include "core/liveness.h"
-#include "ras/ras_waits.h"
+#include "activity/ras_waits.h"
+#include "core/liveness/liveness.h"
 #include "util/check.h"
 #include "util/last_error.h"
 #include "util/params.h"
@@ -46,15 +43,6 @@ void cpuRelax() {
 #endif
 }
 
-void futexWaitWord(const uint32_t* word, uint32_t expected, int timeoutUs) {
-  struct timespec ts;
-  ts.tv_sec = timeoutUs / 1000000;
-  ts.tv_nsec = (timeoutUs % 1000000) * 1000L;
-  syscall(SYS_futex, word, FUTEX_WAIT, expected, &ts, nullptr, 0);
-}
-
-void futexWakeWord(const uint32_t* word) { syscall(SYS_futex, word, FUTEX_WAKE, INT32_MAX, nullptr, nullptr, 0); }
-
 bool peerGone(const WaitPeer& peer) {
   if (peer.closed && std::atomic_ref<const uint32_t>(*peer.closed).load(std::memory_order_acquire) != 0) return true;
   return peerProcessGone(peer);
@@ -73,7 +61,7 @@ ncclResult_t waitSlowPath(const WaitPolicy& policy, bool (*poll)(void*), void* p
   int64_t lastLivenessCheck = start;
   int64_t lastLog = start;
   std::atomic_ref<uint32_t> sleeperCount(*sleepers);
-  RasWaitNote rasNote(policy.abortFlag, peer.rank);  // accl-ras: "waiting for rank N" (ras/ras_waits.h)
+  RasWaitNote rasNote(policy.abortFlag, peer.rank);  // accl-ras: "waiting for rank N" (activity/ras_waits.h)
   while (true) {
     // Read the word first, then announce ourselves, then re-check: the other end either sees
     // our sleeper count after publishing (and wakes us), or changed the word before our sleep.

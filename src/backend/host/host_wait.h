@@ -1,9 +1,10 @@
 // How host-backend threads wait for a FIFO counter or flag: spin briefly, then yield, then sleep
-// on a futex in the shared control block until the other end publishes and wakes us. Ranks may
-// outnumber cores (16 ranks on 2 cores in CI), so a waiter must give its core away quickly.
+// on the counter's futex (device/common/fifo_signal.h) until the other end publishes and wakes
+// us. Ranks may outnumber cores (16 ranks on 2 cores in CI), so a waiter must give its core away
+// quickly.
 // Every wait also watches the communicator's abort flag, an overall timeout, and whether the
 // peer process is still alive, so a dead or silent peer becomes an error, never a hang.
-// When the communicator's liveness record (core/peer_failure.h) holds a failure, every wait that
+// When the communicator's liveness record (core/liveness/peer_failure.h) holds a failure, every wait that
 // ends reports that failure (the failed rank, its host and pid, what was seen) rather than the
 // neighbour it happened to wait on. A long wait logs a line every ACCL_WAIT_LOG_INTERVAL_MS.
 #pragma once
@@ -13,7 +14,8 @@
 #include <memory>
 #include <type_traits>
 
-#include "core/peer_failure.h"
+#include "core/liveness/peer_failure.h"
+#include "device/common/fifo_signal.h"
 #include "nccl.h"
 
 namespace accl {
@@ -45,11 +47,6 @@ struct WaitPeer {
   int pid;
   const uint32_t* closed;
 };
-
-// Sleeps until *word != expected or `timeoutUs` passes (a FUTEX_WAIT on shared memory).
-void futexWaitWord(const uint32_t* word, uint32_t expected, int timeoutUs);
-// Wakes every thread sleeping on `word`, in any process.
-void futexWakeWord(const uint32_t* word);
 
 // Waits until ready() is true. While sleeping it registers in *sleepers and sleeps on *word
 // (the low half of the counter the other end bumps after publishing); meanwhile it checks that
@@ -88,14 +85,6 @@ ncclResult_t peerFailureOr(const WaitPolicy& policy, const char* what, ncclResul
 void maybeLogLongWait(const WaitPolicy& policy, int peerRank, const char* what, int64_t startMs, int64_t* lastLogMs);
 
 void cpuRelax();
-
-// The futex word of a 64-bit FIFO counter: its low half (little-endian), which changes on every bump.
-inline const uint32_t* counterWord(const uint64_t& counter) { return reinterpret_cast<const uint32_t*>(&counter); }
-
-// After publishing `counter`: wakes the other end if it registered as a sleeper on it.
-inline void wakeSleepers(uint32_t& sleepers, const uint64_t& counter) {
-  if (std::atomic_ref<uint32_t>(sleepers).load(std::memory_order_seq_cst) != 0) futexWakeWord(counterWord(counter));
-}
 
 template <class Ready>
 ncclResult_t waitUntil(const WaitPolicy& policy, Ready&& ready, const uint32_t* word, uint32_t* sleepers,

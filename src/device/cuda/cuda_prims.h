@@ -27,7 +27,7 @@
 //
 // Warp groups: CudaPrimsArgs::firstWarp / nWarps / barrierBase give a Prims a subset of the
 // block's warps and its own two named barriers, so independent Prims run side by side in one
-// block (point-to-point: device/cuda/cuda_p2p.h puts sends and receives on separate groups).
+// block (point-to-point: device/cuda/p2p_batch.h puts sends and receives on separate groups).
 // Only the threads of the group may call its methods.
 //
 // Peer counts are template parameters (kMaxRecv / kMaxSend, default the tree's fan of three), so
@@ -45,7 +45,7 @@
 #include <cstdint>
 #include <cstring>
 
-#include "algos/topology_view.h"
+#include "device/common/topology_view.h"
 #include "device/common/ids.h"
 #include "device/cuda/prims_conn.h"
 #include "device/simt/simt.h"

@@ -228,12 +228,14 @@ ncclResult_t createIbNetDevice(std::unique_ptr<NetDevice>* out) {
   std::string why;
   const IbvTable* ibv = loadIbvTable(&why);
   if (!ibv) return none(why);
-  // The side channel for connection setup needs an IP interface, chosen like the bootstrap's.
+  // The side channel for connection setup needs an IP interface: the first one the socket setting
+  // allows, in NCCL's order, with no NCCL_COMM_ID subnet hint.
+  SocketIfSetting setting = readSocketIfSetting();
   std::vector<NetInterface> all;
   if (listInterfaces(&all) != ncclSuccess) return none("cannot list the IP interfaces");
-  std::vector<NetInterface> picked = selectInterfaces(all, paramStr("NCCL_SOCKET_IFNAME"),
-                                                      parseSocketFamily(paramStr("NCCL_SOCKET_FAMILY")), nullptr, 1);
-  if (picked.empty()) return none("no IP interface for the connection side channel (NCCL_SOCKET_IFNAME)");
+  std::vector<NetInterface> picked = selectInterfaces(all, setting, nullptr, 1);
+  if (picked.empty())
+    return none("no IP interface for the connection side channel (" + setting.describe() + ")");
   std::vector<std::unique_ptr<IbDev>> devs;
   ncclResult_t res = discoverIbDevices(ibv, &devs);
   if (res != ncclSuccess) {

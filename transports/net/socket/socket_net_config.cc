@@ -43,7 +43,8 @@ int netIfSpeedMbps(const std::string& ifname) {
   return static_cast<int>(v);
 }
 
-ncclResult_t findSocketNetInterfaces(std::vector<SocketNetIf>* out, std::string* all) {
+ncclResult_t findSocketNetInterfaces(const SocketIfSetting& setting, std::vector<SocketNetIf>* out,
+                                     std::string* all) {
   out->clear();
   std::vector<NetInterface> present;
   ACCL_CHECK(listInterfaces(&present));
@@ -57,9 +58,7 @@ ncclResult_t findSocketNetInterfaces(std::vector<SocketNetIf>* out, std::string*
   std::string commIdText = paramStr("NCCL_COMM_ID");
   if (!commIdText.empty())
     haveCommId = SocketAddress::parse(commIdText, &commId, AF_UNSPEC, "NCCL_COMM_ID") == ncclSuccess;
-  int family = parseSocketFamily(paramStr("NCCL_SOCKET_FAMILY"));
-  for (const NetInterface& i : selectInterfaces(present, paramStr("NCCL_SOCKET_IFNAME"), family,
-                                                haveCommId ? &commId : nullptr, kMaxInterfaces)) {
+  for (const NetInterface& i : selectInterfaces(present, setting, haveCommId ? &commId : nullptr, kMaxInterfaces)) {
     SocketNetIf s;
     s.name = i.name;
     s.addr = i.addr;

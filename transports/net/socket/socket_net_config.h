@@ -1,5 +1,5 @@
 // Which interfaces the socket NetDevice serves and how it uses them: interface selection
-// (NCCL_SOCKET_IFNAME / NCCL_SOCKET_FAMILY, util/net_interfaces), the sysfs facts behind
+// (NCCL_SOCKET_IFNAME / NCCL_SOCKET_FAMILY as util/net_interfaces reads them), the sysfs facts behind
 // getProperties, and the threads x sockets of a connection (NCCL_SOCKET_NTHREADS,
 // NCCL_NSOCKS_PERTHREAD), with NCCL's automatic choice and caps.
 #pragma once
@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "nccl.h"
+#include "util/net_interfaces.h"
 #include "util/socket_address.h"
 
 namespace accl::socketnet {
@@ -20,9 +21,11 @@ struct SocketNetIf {
   int speedMbps = 0;    // /sys/class/net/<name>/speed, 10000 when unknown
 };
 
-// The interfaces NCCL would use for sockets, in its order of preference (at most 16).
-// An empty list is not an error here; *all gets every interface seen, for messages.
-ncclResult_t findSocketNetInterfaces(std::vector<SocketNetIf>* out, std::string* all);
+// The interfaces `setting` (readSocketIfSetting()) allows, in NCCL's order of preference with
+// NCCL_COMM_ID's subnet as the hint, at most 16. An empty list is not an error here; *all gets every
+// interface seen, for messages.
+ncclResult_t findSocketNetInterfaces(const SocketIfSetting& setting, std::vector<SocketNetIf>* out,
+                                     std::string* all);
 
 // sysfs facts of one interface (read once when the device is created).
 std::string netIfPciPath(const std::string& ifname);

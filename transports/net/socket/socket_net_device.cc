@@ -13,7 +13,7 @@
 #include "transports/net/socket/socket_net_listen.h"
 #include "util/check.h"
 #include "util/log.h"
-#include "util/params.h"
+#include "util/net_interfaces.h"
 
 namespace accl {
 namespace socketnet {
@@ -191,13 +191,11 @@ ncclResult_t createSocketNetDevice(std::unique_ptr<NetDevice>* out) {
   out->reset();
   std::vector<socketnet::SocketNetIf> ifs;
   std::string all;
-  ACCL_CHECK(socketnet::findSocketNetInterfaces(&ifs, &all));
+  SocketIfSetting setting = readSocketIfSetting();
+  ACCL_CHECK(socketnet::findSocketNetInterfaces(setting, &ifs, &all));
   if (ifs.empty())
-    return fail(ncclSystemError,
-                "NET/Socket: no usable network interface (NCCL_SOCKET_IFNAME='%s', NCCL_SOCKET_FAMILY='%s'); "
-                "interfaces present: %s",
-                paramStr("NCCL_SOCKET_IFNAME").c_str(), paramStr("NCCL_SOCKET_FAMILY").c_str(),
-                all.empty() ? "none" : all.c_str());
+    return fail(ncclSystemError, "NET/Socket: no usable network interface (%s); interfaces present: %s",
+                setting.describe().c_str(), all.empty() ? "none" : all.c_str());
   std::string names;
   for (const auto& i : ifs) names += (names.empty() ? "" : " ") + i.name + ":" + i.addr.hostString();
   ACCL_INFO(ACCL_LOG_NET | ACCL_LOG_INIT, "NET/Socket: using %s", names.c_str());

@@ -5,7 +5,10 @@
 // harness in CI (tests/unit/cuda_kernel_body_test.cc).
 //
 // The Prims type is CudaPrims (device/cuda/cuda_prims.h, helper "simt"), the one Prims of the
-// CUDA backend: the schedules of src/algos run over it unchanged. CudaPrims takes the protocol
+// CUDA backend: the schedules of src/algos run over it unchanged, dispatched and wired by the
+// skeleton every backend shares (algos/coll_dispatch.h) with the function and algorithm fixed by
+// the id; CudaCollExec below is this backend's side of that skeleton. Items are decoded by the
+// one work-item codec (backend/cuda/work_codec.h). CudaPrims takes the protocol
 // at run time, so the three protocol ids of a (collective, op, type, algorithm) share one
 // instantiation (kInstProto below): the table still has one entry per protocol; when the Prims
 // take the protocol as a template parameter, instantiating per protocol is a one-line change.
@@ -19,14 +22,10 @@
 
 #include <utility>
 
-#include "algos/ring_all_gather.h"
-#include "algos/ring_all_reduce.h"
-#include "algos/ring_broadcast.h"
-#include "algos/ring_reduce.h"
-#include "algos/ring_reduce_scatter.h"
-#include "algos/tree_all_reduce.h"
+#include "algos/coll_dispatch.h"
 #include "backend/cuda/dev_func.h"
 #include "backend/cuda/kernel_args.h"
+#include "backend/cuda/work_codec.h"
 #include "device/common/dtypes.h"
 #include "device/common/red_ops.h"
 #include "device/cuda/cuda_prims.h"
@@ -79,22 +78,6 @@ ACCL_SIMT_FN auto devOpFunctor(const DevWorkItem& item) {
   }
 }
 
-ACCL_SIMT_FN CollWork devCollWork(const DevWorkItem& item, const DevFuncKey& k) {
-  CollWork w{};
-  w.func = static_cast<FuncId>(k.coll);
-  w.algo = static_cast<AlgoId>(k.algo);
-  w.proto = static_cast<ProtoId>(k.proto);
-  w.type = static_cast<ncclDataType_t>(k.type);
-  w.sendbuff = item.sendbuff;
-  w.recvbuff = item.recvbuff;
-  w.count = item.count;
-  w.root = item.rootOrPeer;
-  w.chanOffset = item.chanOffset;
-  w.chanCount = item.chanCount;
-  w.chunkElems = item.chunkElems;
-  return w;
-}
-
 // Records a kernel-side error (thread 0; the first one stays, up to a race between blocks that
 // fail at the same moment, which only affects which of their codes is reported).
 ACCL_SIMT_FN void devRaise(const DevComm& comm, uint32_t code, uint32_t detail) {
@@ -104,56 +87,77 @@ ACCL_SIMT_FN void devRaise(const DevComm& comm, uint32_t code, uint32_t detail) 
   simt::storeVolatile32(comm.errorWord, code);
 }
 
+// The CUDA side of the skeleton's Exec contract (algos/coll_dispatch.h): connections found by
+// role in the channel's device table, a CudaPrims per phase (one peer each way on a ring), and a
+// missing connection or schedule raised as a kernel error naming function id `id`.
+template <class T, class Op>
+class CudaCollExec {
+ public:
+  using Args = CudaPrimsArgs;
+
+  ACCL_SIMT_FN CudaCollExec(const DevWorkItem& item, const DevChannel& ch, const DevComm& comm, const Op& op, int id)
+      : item_(item), ch_(ch), comm_(comm), op_(op), id_(id) {}
+
+  ACCL_SIMT_FN Args baseArgs() const {
+    Args a;
+    a.input = item_.sendbuff;
+    a.output = item_.recvbuff;
+    a.proto = static_cast<ProtoId>(devFuncKey(item_.funcId).proto);  // the item's own protocol
+    a.abortFlag = comm_.abortFlag;
+    return a;
+  }
+  ACCL_SIMT_FN bool addRecv(Args& a, PeerRole role, int slot, int) {
+    PrimsConn* c = role == PeerRole::kRingPrev    ? ch_.ringRecv
+                   : role == PeerRole::kTreeChild ? ch_.treeDownRecv[slot]
+                                                  : ch_.treeUpRecv;
+    if (!c) return noConnection();
+    a.recv[a.nRecv++] = c;
+    return true;
+  }
+  ACCL_SIMT_FN bool addSend(Args& a, PeerRole role, int slot, int) {
+    PrimsConn* c = role == PeerRole::kRingNext    ? ch_.ringSend
+                   : role == PeerRole::kTreeChild ? ch_.treeDownSend[slot]
+                                                  : ch_.treeUpSend;
+    if (!c) return noConnection();
+    a.send[a.nSend++] = c;
+    return true;
+  }
+  template <int kMaxRecv, int kMaxSend>
+  ACCL_SIMT_FN CudaPrims<T, Op, kMaxRecv, kMaxSend> prims(const Args& a) const {
+    return CudaPrims<T, Op, kMaxRecv, kMaxSend>(a, op_);
+  }
+  template <class P>
+  ACCL_SIMT_FN bool finish(P& p) const {
+    return !p.aborted();
+  }
+  ACCL_SIMT_FN bool unsupported(const CollWork&) const {
+    devRaise(comm_, kDevErrNoKernel, uint32_t(id_));
+    return false;
+  }
+
+ private:
+  ACCL_SIMT_FN bool noConnection() const {
+    devRaise(comm_, kDevErrNoConnection, uint32_t(id_));
+    return false;
+  }
+
+  const DevWorkItem& item_;
+  const DevChannel& ch_;
+  const DevComm& comm_;
+  const Op& op_;
+  int id_;
+};
+
 template <int Id>
 ACCL_DEV_FN bool devRun(const DevWorkItem& item, const DevChannel& ch, const DevComm& comm) {
   constexpr DevFuncKey k = devFuncKey(Id);
   using T = DtypeT<static_cast<ncclDataType_t>(k.type)>;
   const auto op = devOpFunctor<T, k.op>(item);
   using Op = std::decay_t<decltype(op)>;
-  CollWork w = devCollWork(item, k);
-  w.proto = static_cast<ProtoId>(devFuncKey(item.funcId).proto);  // the item's own protocol
-
-  CudaPrimsArgs base;
-  base.input = item.sendbuff;
-  base.output = item.recvbuff;
-  base.proto = w.proto;
-  base.abortFlag = comm.abortFlag;
-
-  if constexpr (k.algo == kAlgoTree) {
-    CudaPrimsArgs up = base, down = base;
-    down.input = item.recvbuff;  // the broadcast phase forwards the result
-    down.inputIsContribution = false;
-    for (int i = 0; i < kMaxTreeChildren; ++i) {
-      if (ch.tree.down[i] < 0) continue;
-      if (!ch.treeDownRecv[i] || !ch.treeDownSend[i]) return devRaise(comm, kDevErrNoConnection, Id), false;
-      up.recv[up.nRecv++] = ch.treeDownRecv[i];
-      down.send[down.nSend++] = ch.treeDownSend[i];
-    }
-    if (ch.tree.up >= 0) {
-      if (!ch.treeUpSend || !ch.treeUpRecv) return devRaise(comm, kDevErrNoConnection, Id), false;
-      up.send[up.nSend++] = ch.treeUpSend;
-      down.recv[down.nRecv++] = ch.treeUpRecv;
-    }
-    CudaPrims<T, Op> upPrims(up, op);
-    CudaPrims<T, Op> downPrims(down, op);
-    treeAllReduce(upPrims, downPrims, ch.tree, w);
-    return !upPrims.aborted() && !downPrims.aborted();
-  } else {
-    CudaPrimsArgs a = base;
-    if (ch.nRanks > 1) {
-      if (!ch.ringRecv || !ch.ringSend) return devRaise(comm, kDevErrNoConnection, Id), false;
-      a.recv[a.nRecv++] = ch.ringRecv;
-      a.send[a.nSend++] = ch.ringSend;
-    }
-    const RingView ring{ch.nRanks, ch.ringIndex, ch.ringUserRanks};
-    CudaPrims<T, Op, 1, 1> prims(a, op);  // a ring has one peer each way: fewer registers
-    if constexpr (k.coll == kFuncAllReduce) ringAllReduce(prims, ring, w);
-    else if constexpr (k.coll == kFuncAllGather) ringAllGather(prims, ring, w);
-    else if constexpr (k.coll == kFuncReduceScatter) ringReduceScatter(prims, ring, w);
-    else if constexpr (k.coll == kFuncBroadcast) ringBroadcast(prims, ring, w);
-    else if constexpr (k.coll == kFuncReduce) ringReduce(prims, ring, w);
-    return !prims.aborted();
-  }
+  const CollWork w = decodeCollItem(item);
+  CudaCollExec<T, Op> exec(item, ch, comm, op, Id);
+  const RingView ring{ch.nRanks, ch.ringIndex, ch.ringUserRanks};
+  return runCollWork<k.algo, k.coll>(exec, w, ring, ch.tree);
 }
 
 // Stores, for every id of `kGroup` this build contains, the address of its function (the

@@ -1,0 +1,142 @@
+// The host point-to-point progress loop (see p2p_batch_loop.h); each transfer steps its FIFO end
+// through fifo_end.h without blocking.
+#include "backend/host/p2p_batch_loop.h"
+
+#include <sched.h>
+#include <signal.h>
+#include <time.h>
+
+#include <cerrno>
+#include <cstring>
+
+#include "device/common/chunk_loop.h"
+#include "device/common/dtypes.h"
+#include "backend/host/fifo_end.h"
+#include "util/check.h"
+#include "util/time.h"
+
+namespace accl {
+namespace {
+
+struct Transfer {
+  const P2pWork* work;
+  Connection* conn;
+  size_t done = 0;       // elements moved
+  bool started = false;  // a zero-element transfer still takes one step
+  bool finished = false;
+};
+
+HostConnEnd endOf(const Transfer& t) { return HostConnEnd{&t.conn->view, t.work->peer, t.conn->peerPid}; }
+
+// Moves at most one chunk of `t` if its connection is ready; returns whether it did.
+bool tryStep(Transfer& t) {
+  const P2pWork& w = *t.work;
+  FifoView& f = t.conn->view;
+  const size_t elem = dtypeSize(w.type);
+  const size_t n = minSize(w.chunkElems, w.chanCount - t.done);
+  const size_t off = (w.chanOffset + t.done) * elem;
+  if (w.isSend) {
+    if (!sendSlotFree(f)) return false;
+    if (n) std::memcpy(f.simpleSlot(f.step), static_cast<const char*>(w.sendbuff) + off, n * elem);
+    publishTail(f, fifoStepInfo(n * elem, false));
+  } else {
+    if (!simpleDataReady(f)) return false;
+    if (n) std::memcpy(static_cast<char*>(w.recvbuff) + off, f.simpleSlot(f.step), n * elem);
+    releaseHead(f);
+  }
+  t.done += n;
+  t.started = true;
+  t.finished = t.done == w.chanCount;
+  return true;
+}
+
+WaitPeer waitPeerOf(const Transfer& t) { return t.work->isSend ? sendWaitPeer(endOf(t)) : recvWaitPeer(endOf(t)); }
+
+const char* directionName(const Transfer& t) { return t.work->isSend ? "ncclSend" : "ncclRecv"; }
+
+const Transfer& firstUnfinished(const std::vector<Transfer>& transfers) {
+  for (const Transfer& t : transfers)
+    if (!t.finished) return t;
+  return transfers.front();
+}
+
+}  // namespace
+
+ncclResult_t hostRunP2pBatch(const HostP2pContext& ctx, int channel, const std::vector<P2pWork>& works) {
+  std::vector<Transfer> transfers(works.size());
+  for (size_t i = 0; i < works.size(); ++i) {
+    transfers[i].work = &works[i];
+    transfers[i].conn = ctx.view.connection(channel, works[i].peer, works[i].isSend);
+    if (!transfers[i].conn)
+      return fail(ncclInternalError, "p2p: no connection to rank %d on channel %d", works[i].peer, channel);
+  }
+  const WaitPolicy& policy = *ctx.wait;
+  int idle = 0;
+  int sleeps = 0;
+  int64_t idleSinceMs = 0;
+  int64_t lastLivenessMs = 0;
+  int64_t lastLogMs = 0;
+  size_t remaining = transfers.size();
+  while (remaining > 0) {
+    bool progressed = false;
+    for (size_t i = 0; i < transfers.size(); ++i) {
+      Transfer& t = transfers[i];
+      if (t.finished) continue;
+      // Transfers on one connection go in call order: the peer matches them that way.
+      bool blocked = false;
+      for (size_t j = 0; j < i && !blocked; ++j) blocked = !transfers[j].finished && transfers[j].conn == t.conn;
+      if (blocked) continue;
+      if (tryStep(t)) {
+        progressed = true;
+        if (t.finished) --remaining;
+      }
+    }
+    if (progressed) {
+      idle = sleeps = 0;
+      continue;
+    }
+    remaining = 0;
+    for (const Transfer& t : transfers) remaining += !t.finished;
+    if (remaining == 0) break;
+    // Nothing moved: spin, then yield, then sleep with a growing pause, watching abort,
+    // the timeout and the peers' liveness.
+    if (idle == 0) lastLogMs = idleSinceMs = nowMs();
+    ++idle;
+    if (idle < policy.spinCount) {
+      cpuRelax();
+      continue;
+    }
+    if (nowMs() - idleSinceMs < policy.yieldUs / 1000 + 1) {
+      sched_yield();
+      continue;
+    }
+    long pauseUs = sleeps < 10 ? (1L << sleeps) : 1000;
+    ++sleeps;
+    struct timespec ts = {0, pauseUs * 1000};
+    nanosleep(&ts, nullptr);
+    if ((policy.abortFlag && policy.abortFlag->load()) || (policy.health && policy.health->failed())) {
+      const Transfer& t = firstUnfinished(transfers);
+      return waitFailure(policy, waitPeerOf(t), directionName(t), WaitEnd::kAborted, nowMs() - idleSinceMs);
+    }
+    int64_t now = nowMs();
+    if (policy.timeoutMs > 0 && now - idleSinceMs > policy.timeoutMs) {
+      const Transfer& t = firstUnfinished(transfers);
+      return waitFailure(policy, waitPeerOf(t), directionName(t), WaitEnd::kTimeout, now - idleSinceMs);
+    }
+    if (now - lastLivenessMs > 100) {
+      lastLivenessMs = now;
+      for (Transfer& t : transfers)
+        // A peer may post its last chunk and exit between our poll and this check: only a peer
+        // that is gone and left nothing to take is an error.
+        if (!t.finished && peerGone(waitPeerOf(t)) && !tryStep(t))
+          return waitFailure(policy, waitPeerOf(t), directionName(t),
+                             peerProcessGone(waitPeerOf(t)) ? WaitEnd::kPeerExited : WaitEnd::kPeerClosed,
+                             now - idleSinceMs);
+    }
+    const Transfer& waited = firstUnfinished(transfers);
+    maybeLogLongWait(policy, waited.work->peer, directionName(waited), idleSinceMs, &lastLogMs);
+  }
+  return ncclSuccess;
+}
+
+}  // namespace accl

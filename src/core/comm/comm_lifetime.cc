@@ -1,0 +1,266 @@
+// The registry of communicator objects, holds, pins, and the close protocol (see comm_lifetime.h).
+#include "core/comm/comm_lifetime.h"
+
+#include <chrono>
+#include <condition_variable>
+#include <deque>
+#include <mutex>
+#include <unordered_set>
+#include <vector>
+
+#include "core/comm/comm.h"
+#include "core/engine/engine.h"
+#include "util/check.h"
+#include "util/log.h"
+#include "util/time.h"
+
+namespace accl {
+namespace {
+
+// How long a closer waits for other threads to leave the communicator before it hands the
+// freeing to the last of them. Every wait in the library watches the abort flag at least every
+// 100 ms, so this only runs out when a thread is stuck outside the library's waits.
+constexpr int64_t kDrainWaitMs = 5000;
+// Destroyed handles remembered for better messages (addresses only, the memory is freed).
+constexpr size_t kDeadRemembered = 4096;
+
+struct Registry {
+  std::mutex mutex;
+  std::condition_variable left;  // a hold was released
+  std::unordered_set<const ncclComm*> objects;  // allocated and not yet deleted (closing ones too)
+  std::unordered_set<const ncclComm*> dead;
+  std::deque<const ncclComm*> deadOrder;
+};
+
+Registry& reg() {
+  static Registry* r = new Registry();  // never destroyed: handles may be used during exit
+  return *r;
+}
+
+// The holds taken by checkCommHandle during this thread's API calls.
+thread_local std::vector<ncclComm*> tHeld;
+thread_local int tScopeDepth = 0;
+
+enum class Found { Live, Closing, Dead, Unknown };
+
+Found findLocked(const ncclComm* comm) {
+  Registry& r = reg();
+  if (r.objects.count(comm)) return comm->life.closing ? Found::Closing : Found::Live;
+  return r.dead.count(comm) ? Found::Dead : Found::Unknown;
+}
+
+ncclResult_t foundError(const char* call, const ncclComm* comm, Found f) {
+  const void* p = static_cast<const void*>(comm);
+  switch (f) {
+    case Found::Live:
+      return ncclSuccess;
+    case Found::Closing:
+      return fail(ncclInvalidArgument,
+                  "%s: comm %p is being destroyed or aborted by another call (not a live communicator any more)", call,
+                  p);
+    case Found::Dead:
+      return fail(ncclInvalidArgument, "%s: comm %p was destroyed or aborted (not a live communicator)", call, p);
+    case Found::Unknown:
+      break;
+  }
+  return fail(ncclInvalidArgument, "%s: comm %p is not a live communicator (already destroyed, or never created)", call,
+              p);
+}
+
+// Called with the mutex held once the object is unreferenced and torn down.
+void forgetLocked(ncclComm* comm) {
+  Registry& r = reg();
+  r.objects.erase(comm);
+  if (r.dead.insert(comm).second) r.deadOrder.push_back(comm);
+  while (r.deadOrder.size() > kDeadRemembered) {
+    r.dead.erase(r.deadOrder.front());
+    r.deadOrder.pop_front();
+  }
+}
+
+void deleteObject(ncclComm* comm) {
+  comm->startMagic = comm->endMagic = 0;
+  delete comm;
+}
+
+// Frees the resources, then deletes the object if nothing refers to it any more.
+void tearDown(ncclComm* comm) {
+  releaseCommResources(comm);
+  bool del = false;
+  {
+    std::lock_guard<std::mutex> lock(reg().mutex);
+    comm->life.tornDown = true;
+    if (comm->life.refs == 0) {
+      forgetLocked(comm);
+      del = true;
+    }
+  }
+  if (del) deleteObject(comm);
+}
+
+// Drops one reference (and one hold when `active`); frees what the drop made unreferenced.
+void drop(ncclComm* comm, bool active) {
+  bool tear = false, del = false;
+  {
+    std::lock_guard<std::mutex> lock(reg().mutex);
+    if (active) {
+      comm->life.active--;
+      reg().left.notify_all();  // closers wait for 0, revoke for its own holds (cheap without waiters)
+    }
+    comm->life.refs--;
+    if (comm->life.closing && comm->life.handleDropped && comm->life.active == 0 && !comm->life.tearing) {
+      comm->life.tearing = true;  // the closer gave up waiting: the last holder frees
+      tear = true;
+    } else if (comm->life.refs == 0 && comm->life.tornDown) {
+      forgetLocked(comm);
+      del = true;
+    }
+  }
+  if (tear) tearDown(comm);
+  if (del) deleteObject(comm);
+}
+
+}  // namespace
+
+void registerComm(ncclComm* comm) {
+  Registry& r = reg();
+  std::lock_guard<std::mutex> lock(r.mutex);
+  r.objects.insert(comm);
+  r.dead.erase(comm);  // a new object at a recycled address (deadOrder may keep a stale entry)
+}
+
+ncclResult_t CommHold::acquire(const char* call, ncclComm* comm) {
+  release();
+  Found f;
+  {
+    std::lock_guard<std::mutex> lock(reg().mutex);
+    f = findLocked(comm);
+    if (f == Found::Live) {
+      comm->life.active++;
+      comm->life.refs++;
+      comm_ = comm;
+      return ncclSuccess;
+    }
+  }
+  return fail(ncclInvalidUsage, "%s: comm %p was destroyed or aborted%s", call, static_cast<void*>(comm),
+              f == Found::Closing ? " while this work was pending" : "");
+}
+
+void CommHold::release() {
+  if (comm_) drop(std::exchange(comm_, nullptr), /*active=*/true);
+}
+
+CommPin::CommPin(ncclComm* comm) : comm_(comm) {
+  std::lock_guard<std::mutex> lock(reg().mutex);
+  comm_->life.refs++;
+}
+
+CommPin::~CommPin() {
+  if (comm_) drop(comm_, /*active=*/false);
+}
+
+CommPin& CommPin::operator=(CommPin&& o) noexcept {
+  if (this != &o) {
+    if (comm_) drop(comm_, false);
+    comm_ = std::exchange(o.comm_, nullptr);
+  }
+  return *this;
+}
+
+ApiCallScope::ApiCallScope() : mark_(tHeld.size()) { tScopeDepth++; }
+
+ApiCallScope::~ApiCallScope() {
+  tScopeDepth--;
+  while (tHeld.size() > mark_) {
+    ncclComm* comm = tHeld.back();
+    tHeld.pop_back();
+    drop(comm, /*active=*/true);
+  }
+}
+
+bool threadHolds(const ncclComm* comm) {
+  for (const ncclComm* c : tHeld)
+    if (c == comm) return true;
+  return false;
+}
+
+ncclResult_t lookupAndHold(const char* call, ncclComm* comm) {
+  const bool hold = tScopeDepth > 0 && !threadHolds(comm);
+  Found f;
+  {
+    std::lock_guard<std::mutex> lock(reg().mutex);
+    f = findLocked(comm);
+    if (f == Found::Live && hold) {
+      comm->life.active++;
+      comm->life.refs++;
+      tHeld.push_back(comm);
+    }
+  }
+  return foundError(call, comm, f);
+}
+
+ncclResult_t closeComm(const char* call, ncclComm* comm, bool abort) {
+  Registry& r = reg();
+  std::unique_lock<std::mutex> lock(r.mutex);
+  Found f = findLocked(comm);
+  if (f != Found::Live) {
+    // A second closer: an abort still hurries the first one along.
+    if (f == Found::Closing && abort) comm->abortFlag.store(1);
+    lock.unlock();
+    return foundError(call, comm, f);
+  }
+  if (comm->startMagic != ncclComm::kMagic || comm->endMagic != ncclComm::kMagic) {
+    lock.unlock();
+    return fail(ncclInvalidArgument, "%s: comm %p is corrupted", call, static_cast<void*>(comm));
+  }
+  comm->life.closing = true;
+  // Nobody may keep using a communicator that is going away: other holders (a collective on
+  // another thread, a nonblocking job) are aborted, destroy included.
+  if (abort || comm->life.active > 0) comm->abortFlag.store(1);
+  const int64_t t0 = nowMs();
+  const bool drained = r.left.wait_for(lock, std::chrono::milliseconds(kDrainWaitMs),
+                                       [comm] { return comm->life.active == 0; });
+  if (!drained) {
+    comm->life.handleDropped = true;
+    const int still = comm->life.active;
+    lock.unlock();
+    ACCL_WARN("%s: comm %p: %d call(s) on other threads did not leave within %ld ms; the last of them frees the "
+              "communicator",
+              call, static_cast<void*>(comm), still, (long)kDrainWaitMs);
+    drop(comm, /*active=*/false);  // the handle's reference
+    return ncclSuccess;
+  }
+  comm->life.tearing = true;
+  comm->life.refs--;  // the handle's reference; the object stays until tearDown below ends
+  lock.unlock();
+  const int64_t waited = nowMs() - t0;
+  if (waited > 100)
+    ACCL_INFO(ACCL_LOG_INIT, "%s: comm %p: waited %ld ms for calls on other threads to leave", call,
+              static_cast<void*>(comm), (long)waited);
+  tearDown(comm);
+  return ncclSuccess;
+}
+
+ncclResult_t quiesceComm(const char* call, ncclComm* comm) {
+  int own = 0;
+  for (const ncclComm* c : tHeld)
+    if (c == comm) own++;
+  Registry& r = reg();
+  {
+    std::unique_lock<std::mutex> lock(r.mutex);
+    comm->abortFlag.store(1);
+    const bool drained = r.left.wait_for(lock, std::chrono::milliseconds(kDrainWaitMs),
+                                         [comm, own] { return comm->life.active <= own; });
+    if (!drained) {
+      lock.unlock();
+      return fail(ncclInternalError, "%s: comm %p: calls on other threads did not stop within %ld ms", call,
+                  static_cast<void*>(comm), (long)kDrainWaitMs);
+    }
+  }
+  // Nothing runs on the connections now: close them so peers still waiting on this rank fail.
+  if (comm->engine) comm->engine->conns.releaseAll();
+  comm->abortFlag.store(0);
+  return ncclSuccess;
+}
+
+}  // namespace accl

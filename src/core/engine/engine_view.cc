@@ -1,0 +1,17 @@
+// EngineView's accessors: each forwards to the engine (see engine_view.h).
+#include "core/engine/engine_view.h"
+
+#include "core/engine/engine.h"
+
+namespace accl {
+
+const CommFacts& EngineView::facts() const { return engine_->facts; }
+int EngineView::nChannels() const { return engine_->nChannels; }
+const FifoLayout& EngineView::layout() const { return engine_->layout; }
+const ChannelPeers& EngineView::channel(int c) const { return engine_->channels[c]; }
+Connection* EngineView::connection(int channel, int peer, bool isSend) const {
+  return engine_->conns.find(channel, peer, isSend);
+}
+void EngineView::recycle(std::unique_ptr<Plan> plan) const { engine_->plans.recycle(std::move(plan)); }
+
+}  // namespace accl

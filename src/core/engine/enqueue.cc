@@ -1,0 +1,440 @@
+// Enqueue: argument checks, the per-thread task list of a group, plan construction, and the
+// hand-over of each communicator's plan to its backend.
+#include "core/engine/enqueue.h"
+
+#include <algorithm>
+#include <cstring>
+#include <memory>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "device/common/chunk_loop.h"
+#include "core/engine/coll_config.h"
+#include "core/comm/comm.h"
+#include "core/comm/comm_memory.h"
+#include "core/engine/engine.h"
+#include "core/engine/group.h"
+#include "core/engine/launch_record.h"
+#include "core/liveness/liveness.h"
+#include "core/engine/plan.h"
+#include "device/common/dtypes.h"
+#include "util/check.h"
+#include "util/last_error.h"
+
+namespace accl {
+namespace {
+
+struct Task {
+  bool isColl;
+  CollCall coll;
+  P2pCall p2p;
+  DevRedOp op;
+  CollCallConfig cfg;  // per-call settings of a nccl*Config collective (cfg.given)
+};
+
+struct CommTasks {
+  ncclComm* comm;
+  std::vector<Task> tasks;
+  // Set for an explicit group: the object survives a destroy or abort before the group ends, so
+  // the group end can tell (core/comm/comm_lifetime.h). An implicit group runs inside the call, which
+  // holds the communicator.
+  std::unique_ptr<CommPin> pin;
+};
+
+// This thread's pending tasks: entries [0, tPendingCount) are live; the rest keep their
+// capacity for the next group.
+thread_local std::vector<CommTasks> tPending;
+thread_local size_t tPendingCount = 0;
+
+void addTask(ncclComm* comm, const Task& t, bool pin) {
+  for (size_t i = 0; i < tPendingCount; ++i)
+    if (tPending[i].comm == comm) {
+      tPending[i].tasks.push_back(t);
+      return;
+    }
+  if (tPendingCount == tPending.size()) tPending.emplace_back();
+  CommTasks& ct = tPending[tPendingCount++];
+  ct.comm = comm;
+  ct.tasks.clear();
+  ct.tasks.push_back(t);
+  if (pin) ct.pin = std::make_unique<CommPin>(comm);
+}
+
+// Ends the first `count` entries' pins (the group is over).
+void unpinPending(size_t count) {
+  for (size_t i = 0; i < count; ++i) tPending[i].pin.reset();
+}
+
+// Below this many bytes per channel an operation stays on fewer channels.
+constexpr size_t kMinBytesPerChannel = 64 << 10;
+
+int channelsFor(const CommEngine& e, const P2pCall& p) {
+  size_t want = p.count * dtypeSize(p.type) / kMinBytesPerChannel;
+  if (want < 1) want = 1;
+  CollCallConfig bounds;
+  bounds.minChannels = p.minChannels;
+  bounds.maxChannels = p.maxChannels;
+  return boundChannels(static_cast<int>(std::min<size_t>(want, kMaxChannels)), bounds, e.nChannels);
+}
+
+// The whole operation's size as the tuner counts it (x nranks for AllGather / ReduceScatter).
+size_t collBytes(const ncclComm* comm, const CollCall& c) {
+  const bool blocks = c.func == kFuncAllGather || c.func == kFuncReduceScatter;
+  return c.count * dtypeSize(c.type) * (blocks ? comm->nranks : 1);
+}
+
+// The COLL line of one planned collective (NCCL's shape, plus what accl chose), e.g.
+//   AllReduce: opCount 3 sendbuff 0x.. recvbuff 0x.. count 1024 datatype 7 op 0 root 0 comm 0x..
+//   [nranks=4] algo Ring proto Simple nChannels 2 config (per-call algorithm) profilerTag 0x2a
+void logColl(const ncclComm* comm, const Task& t, uint64_t opCount, const TunerChoice& choice, int nChannels) {
+  const CollCall& c = t.coll;
+  ACCL_INFO(ACCL_LOG_COLL,
+            "%s: opCount %llx sendbuff %p recvbuff %p count %zu datatype %d op %d root %d comm %p [nranks=%d] algo %s "
+            "proto %s nChannels %d%s%s profilerTag 0x%llx",
+            funcName(c.func), static_cast<unsigned long long>(opCount), c.sendbuff, c.recvbuff, c.count,
+            static_cast<int>(c.type), static_cast<int>(c.op), c.root, static_cast<const void*>(comm), comm->nranks,
+            algoName(choice.algo), protoName(choice.proto), nChannels, t.cfg.given ? " config" : "",
+            t.cfg.restrictsAlgo ? " (per-call algorithm)" : "", static_cast<unsigned long long>(t.cfg.profilerTag));
+}
+
+ncclResult_t checkColl(ncclComm* comm, const CollCall& c, DevRedOp* op) {
+  ACCL_CHECK(checkCommReady(c.name, comm));
+  ACCL_CHECK(checkNotSuspended(c.name, comm));
+  ACCL_CHECK(checkType(c.name, c.type));
+  const bool blocks = c.func == kFuncAllGather || c.func == kFuncReduceScatter;
+  ACCL_CHECK(checkCount(c.name, c.count, blocks ? comm->nranks : 1, c.type));
+  const bool rooted = c.func == kFuncBroadcast || c.func == kFuncReduce;
+  if (rooted && (c.root < 0 || c.root >= comm->nranks))
+    return fail(ncclInvalidArgument, "%s: root %d is out of range [0, %d)", c.name, c.root, comm->nranks);
+  const bool reduces = c.func == kFuncReduce || c.func == kFuncReduceScatter || c.func == kFuncAllReduce;
+  *op = DevRedOp{};
+  if (reduces) ACCL_CHECK(comm->engine->redOps.resolve(c.name, c.op, c.type, comm->nranks, op));
+  if (c.count == 0) return ncclSuccess;
+  // Which buffers this rank touches: the send buffer unless it only receives (non-root
+  // broadcast), the receive buffer unless it only sends (non-root reduce).
+  const bool needSend = !(c.func == kFuncBroadcast && comm->rank != c.root);
+  const bool needRecv = !(c.func == kFuncReduce && comm->rank != c.root);
+  if (needSend && c.sendbuff == nullptr)
+    return fail(ncclInvalidArgument, "%s: sendbuff is NULL with count %zu", c.name, c.count);
+  if (needRecv && c.recvbuff == nullptr)
+    return fail(ncclInvalidArgument, "%s: recvbuff is NULL with count %zu", c.name, c.count);
+  return ncclSuccess;
+}
+
+// Runs a task now (outside a group) or adds it to the group.
+ncclResult_t submit(ncclComm* comm, const Task& t, const char* name) {
+  const bool implicit = !inGroup();
+  if (implicit) groupStart();
+  addTask(comm, t, /*pin=*/!implicit);
+  return implicit ? groupEnd(name) : ncclSuccess;
+}
+
+// Adds one collective's per-channel work items to the plan.
+ncclResult_t planColl(ncclComm* comm, const Task& t, Plan* plan) {
+  CommEngine& e = *comm->engine;
+  const CollCall& c = t.coll;
+  const size_t elem = dtypeSize(c.type);
+  // A per-call selection was resolved when the call was queued; the others go through the
+  // engine's choice cache.
+  TunerChoice choice;
+  if (t.cfg.restrictsAlgo)
+    choice = t.cfg.choice;
+  else
+    ACCL_CHECK(e.choose(c.func, collBytes(comm, c), &choice));
+  const bool oneShot = choice.algo == kAlgoOneShot;
+  // The one-round all-reduce exchanges whole vectors: always one channel.
+  const int nCh = oneShot ? 1 : boundChannels(choice.nChannels, t.cfg, e.nChannels);
+  logColl(comm, t, e.collOpCount++, choice, nCh);
+  const size_t chunk = e.backend->chunkElems(static_cast<ProtoId>(choice.proto), elem);
+  for (int ch = 0; ch < nCh; ++ch) {
+    CollWork w{};
+    w.func = c.func;
+    w.algo = oneShot ? kAlgoRing : static_cast<AlgoId>(choice.algo);
+    w.proto = static_cast<ProtoId>(choice.proto);
+    w.type = c.type;
+    w.op = t.op;
+    w.sendbuff = c.sendbuff;
+    w.recvbuff = c.recvbuff;
+    w.count = c.count;
+    w.root = c.root;
+    w.chanOffset = c.count * ch / nCh;
+    w.chanCount = c.count * (ch + 1) / nCh - w.chanOffset;
+    w.chunkElems = chunk;
+    PlanItem item;
+    item.coll = w;
+    item.oneShot = oneShot;
+    item.profilerTag = t.cfg.profilerTag;
+    plan->channels[ch].push_back(item);
+  }
+  if (nCh > plan->nChannelsUsed) plan->nChannelsUsed = nCh;
+  return ncclSuccess;
+}
+
+// Sends and receives to this rank itself are matched in call order and copied directly.
+ncclResult_t matchSelfTransfers(ncclComm* comm, const std::vector<const Task*>& batch) {
+  std::vector<const P2pCall*> sends, recvs;
+  for (const Task* t : batch)
+    if (t->p2p.peer == comm->rank) (t->p2p.isSend ? sends : recvs).push_back(&t->p2p);
+  if (sends.size() != recvs.size())
+    return fail(ncclInvalidUsage, "ncclGroupEnd: rank %d posted %zu send(s) to itself but %zu receive(s) from itself",
+                comm->rank, sends.size(), recvs.size());
+  for (size_t i = 0; i < sends.size(); ++i) {
+    size_t sb = sends[i]->count * dtypeSize(sends[i]->type), rb = recvs[i]->count * dtypeSize(recvs[i]->type);
+    if (sb != rb)
+      return fail(ncclInvalidUsage, "ncclSend/ncclRecv to self on rank %d: sizes differ (%zu vs %zu bytes)",
+                  comm->rank, sb, rb);
+    if (sb && sends[i]->sendbuff != recvs[i]->recvbuff) std::memmove(recvs[i]->recvbuff, sends[i]->sendbuff, sb);
+  }
+  return ncclSuccess;
+}
+
+// Adds a batch of consecutive send/recv tasks to the plan: each transfer is cut into the same
+// per-channel pieces on both sides (both know the count and type).
+ncclResult_t planP2p(ncclComm* comm, const std::vector<const Task*>& batch, Plan* plan) {
+  ACCL_CHECK(matchSelfTransfers(comm, batch));
+  CommEngine& e = *comm->engine;
+  std::vector<std::vector<P2pWork>> perChannel(e.nChannels);
+  for (const Task* t : batch) {
+    const P2pCall& p = t->p2p;
+    if (p.peer == comm->rank) continue;
+    const size_t elem = dtypeSize(p.type);
+    const int nCh = channelsFor(e, p);
+    for (int ch = 0; ch < nCh; ++ch) {
+      P2pWork w{};
+      w.isSend = p.isSend;
+      w.peer = p.peer;
+      w.proto = kProtoSimple;
+      w.type = p.type;
+      w.sendbuff = p.sendbuff;
+      w.recvbuff = p.recvbuff;
+      w.chanOffset = p.count * ch / nCh;
+      w.chanCount = p.count * (ch + 1) / nCh - w.chanOffset;
+      w.chunkElems = e.backend->chunkElems(kProtoSimple, elem);
+      perChannel[ch].push_back(w);
+    }
+    if (nCh > plan->nChannelsUsed) plan->nChannelsUsed = nCh;
+  }
+  for (int ch = 0; ch < e.nChannels; ++ch) {
+    if (perChannel[ch].empty()) continue;
+    PlanItem item;
+    item.isColl = false;
+    item.p2p = std::move(perChannel[ch]);
+    plan->channels[ch].push_back(std::move(item));
+  }
+  return ncclSuccess;
+}
+
+// Fills `plan` (fresh from the pool, empty) with the tasks' work items and streams.
+ncclResult_t buildPlan(ncclComm* comm, const std::vector<Task>& tasks, Plan* plan) {
+  std::vector<const Task*> batch;
+  for (const Task& t : tasks) {
+    plan->addStream(t.isColl ? t.coll.stream : t.p2p.stream);
+    if (!t.isColl) {
+      batch.push_back(&t);
+      continue;
+    }
+    if (!batch.empty()) ACCL_CHECK(planP2p(comm, batch, plan));
+    batch.clear();
+    ACCL_CHECK(planColl(comm, t, plan));
+  }
+  if (!batch.empty()) ACCL_CHECK(planP2p(comm, batch, plan));
+  return ncclSuccess;
+}
+
+// Connects the peers of this launch's own plan and has the backend launch it. The backend gives
+// the plan back to the pool when the launch completes; a plan that never starts goes back here.
+ncclResult_t connectAndLaunch(CommEngine& e, std::unique_ptr<Plan> plan) {
+  e.plans.count(*plan);
+  ncclResult_t res = e.connectPlan(*plan);
+  if (res == ncclSuccess) return e.backend->launch(std::move(plan));
+  e.plans.recycle(std::move(plan));
+  return res;
+}
+
+// Runs one communicator's tasks; the caller holds the communicator.
+ncclResult_t runComm(ncclComm* comm, const std::vector<Task>& tasks) {
+  const char* name = tasks.front().isColl ? tasks.front().coll.name : tasks.front().p2p.name;
+  // Revoked or failed (ncclCommRevoke, a shrink with NCCL_SHRINK_ABORT, or a failure on another
+  // thread) after the operations were queued.
+  CommState state = comm->state.load();
+  if (state == CommState::Revoked || state == CommState::Failed)
+    return fail(ncclInvalidUsage, "%s: comm %p was %s before the group ended; its queued operations were dropped",
+                name, static_cast<void*>(comm), state == CommState::Revoked ? "revoked" : "failed");
+  // No suspend while the plan is built and run; none of this runs on a suspended comm.
+  GateScope gate(comm->engine->gate, name);
+  ACCL_CHECK(gate.result());
+  // accl-ras's current operation and sequence numbers; ACCL_CHECK_COLLECTIVES (core/engine/launch_record.h).
+  LaunchRecord record(comm);
+  for (const Task& t : tasks) t.isColl ? record.addColl(t.coll) : record.addP2p(t.p2p);
+  ACCL_CHECK(record.start());
+  CommEngine& e = *comm->engine;
+  std::unique_ptr<Plan> plan = e.plans.acquire(e.nChannels);
+  ncclResult_t built = buildPlan(comm, tasks, plan.get());
+  if (built != ncclSuccess || plan->nChannelsUsed == 0) {
+    e.plans.recycle(std::move(plan));
+    return built;
+  }
+  ncclResult_t res = connectAndLaunch(e, std::move(plan));
+  if (res == ncclSuccess) return res;
+  const int stop = comm->abortFlag.load();
+  if (res != ncclSuccess && res != ncclInvalidUsage && stop != 0 && stop != kAbortByPeerFailure) {
+    // An abort interrupted a wait that reports its own code (a connection handshake): say what
+    // happened.
+    std::string inner = lastErrorText();
+    res = fail(ncclInvalidUsage, "%s: comm %p was aborted (ncclCommAbort, ncclCommDestroy or ncclCommRevoke on another "
+               "thread) during the operation (%s)", name, static_cast<void*>(comm), inner.c_str());
+  }
+  if (res != ncclSuccess && res != ncclInvalidArgument && res != ncclInvalidUsage) {
+    // The operation stopped half-way (a peer died or stalled): this communicator cannot run
+    // another one. Closing the connections makes the peers still waiting on this rank fail now
+    // instead of at their timeout; survivors go on with ncclCommShrink.
+    comm->asyncResult = res;
+    comm->state = CommState::Failed;
+    comm->engine->conns.releaseAll();
+  }
+  return res;
+}
+
+// Holds every communicator of the group for its run. A communicator destroyed or aborted inside
+// the group fails the whole group (its peers' operations in the same group would wait for it).
+ncclResult_t holdGroupComms(size_t count, std::vector<CommHold>* holds) {
+  holds->resize(count);
+  for (size_t i = 0; i < count; ++i) {
+    ncclComm* comm = tPending[i].comm;
+    if (threadHolds(comm)) continue;  // the implicit group of this call
+    const Task& first = tPending[i].tasks.front();
+    const char* name = first.isColl ? first.coll.name : first.p2p.name;
+    ncclResult_t res = (*holds)[i].acquire(name, comm);
+    if (res != ncclSuccess)
+      return fail(ncclInvalidUsage,
+                  "ncclGroupEnd: comm %p was destroyed or aborted inside the group; the group's operations were "
+                  "dropped (%s)",
+                  static_cast<void*>(comm), name);
+  }
+  return ncclSuccess;
+}
+
+}  // namespace
+
+ncclResult_t checkType(const char* call, ncclDataType_t type) {
+  if (static_cast<int>(type) < 0 || static_cast<int>(type) >= ncclNumTypes)
+    return fail(ncclInvalidArgument, "%s: datatype %d is invalid (must be in [0, %d))", call, static_cast<int>(type),
+                static_cast<int>(ncclNumTypes));
+  return ncclSuccess;
+}
+
+ncclResult_t checkCount(const char* call, size_t count, size_t multiplier, ncclDataType_t type) {
+  size_t elem = dtypeSize(type);
+  if (count != 0 && (count > SIZE_MAX / elem / multiplier))
+    return fail(ncclInvalidArgument, "%s: count %zu of %zu-byte elements (x%zu) overflows the address space", call,
+                count, elem, multiplier);
+  return ncclSuccess;
+}
+
+ncclResult_t enqueueColl(ncclComm* comm, const CollCall& call) {
+  Task t{};
+  t.isColl = true;
+  t.coll = call;
+  ncclResult_t res = checkColl(comm, call, &t.op);
+  if (res == ncclSuccess && call.config != nullptr)
+    res = resolveCollConfig(call.name, call.func, collBytes(comm, call), call.config, comm, &t.cfg);
+  t.coll.config = nullptr;  // read once, here: the caller may reuse its struct before the group ends
+  if (res != ncclSuccess) {
+    recordGroupError(res);
+    return res;
+  }
+  return submit(comm, t, call.name);
+}
+
+ncclResult_t enqueueP2p(ncclComm* comm, const P2pCall& call) {
+  ncclResult_t res = checkCommReady(call.name, comm);
+  if (res == ncclSuccess) res = checkNotSuspended(call.name, comm);
+  if (res == ncclSuccess) res = checkType(call.name, call.type);
+  if (res == ncclSuccess) res = checkCount(call.name, call.count, 1, call.type);
+  if (res == ncclSuccess && (call.peer < 0 || call.peer >= comm->nranks))
+    res = fail(ncclInvalidArgument, "%s: peer %d is out of range [0, %d)", call.name, call.peer, comm->nranks);
+  if (res == ncclSuccess && call.count > 0 && (call.isSend ? call.sendbuff == nullptr : call.recvbuff == nullptr))
+    res = fail(ncclInvalidArgument, "%s: %s is NULL with count %zu", call.name, call.isSend ? "sendbuff" : "recvbuff",
+               call.count);
+  if (res != ncclSuccess) {
+    recordGroupError(res);
+    return res;
+  }
+  Task t{};
+  t.isColl = false;
+  t.p2p = call;
+  return submit(comm, t, call.name);
+}
+
+void discardGroupTasks() {
+  unpinPending(tPendingCount);
+  tPendingCount = 0;
+}
+
+bool hasQueuedTasks(const ncclComm* comm) {
+  for (size_t i = 0; i < tPendingCount; ++i)
+    if (tPending[i].comm == comm && !tPending[i].tasks.empty()) return true;
+  return false;
+}
+
+ncclResult_t estimateGroupTasksUs(float* us) {
+  float longest = 0;
+  std::vector<CommHold> holds;
+  ACCL_CHECK(holdGroupComms(tPendingCount, &holds));
+  for (size_t i = 0; i < tPendingCount; ++i) {
+    ncclComm* comm = tPending[i].comm;
+    float sum = 0;
+    for (const Task& t : tPending[i].tasks) {
+      TunerChoice choice;
+      if (t.isColl) {
+        if (t.cfg.restrictsAlgo)
+          choice = t.cfg.choice;
+        else
+          ACCL_CHECK(comm->engine->choose(t.coll.func, collBytes(comm, t.coll), &choice));
+      } else {
+        if (t.p2p.peer == comm->rank) continue;
+        ACCL_CHECK(comm->engine->choose(kFuncSendRecv, t.p2p.count * dtypeSize(t.p2p.type), &choice));
+      }
+      sum += choice.predictedUs;
+    }
+    longest = std::max(longest, sum);
+  }
+  *us = longest;
+  return ncclSuccess;
+}
+
+ncclResult_t launchGroupTasks() {
+  const size_t count = tPendingCount;
+  tPendingCount = 0;
+  if (count == 0) return ncclSuccess;
+  std::vector<CommHold> holds;
+  ncclResult_t held = holdGroupComms(count, &holds);
+  if (held != ncclSuccess) {
+    holds.clear();
+    unpinPending(count);
+    return held;
+  }
+  ncclResult_t result = ncclSuccess;
+  if (count == 1) {
+    result = runComm(tPending[0].comm, tPending[0].tasks);
+  } else {
+    // Several communicators from one thread (e.g. one thread driving every rank): each may wait
+    // on the others — connecting a plan is a handshake with the peers, and a blocking backend's
+    // launch (CommBackend::launchBlocks) runs the whole plan — so each runs on its own thread.
+    // (An asynchronous backend's launch returns once enqueued; its thread ends with it.)
+    std::vector<ncclResult_t> results(count, ncclSuccess);
+    std::vector<CommTasks>& pending = tPending;  // this thread's list (tPending is thread-local)
+    std::vector<std::thread> threads;
+    for (size_t i = 0; i < count; ++i)
+      threads.emplace_back([&, i] { results[i] = runComm(pending[i].comm, pending[i].tasks); });
+    for (std::thread& th : threads) th.join();
+    for (ncclResult_t r : results)
+      if (r != ncclSuccess && result == ncclSuccess) result = r;
+  }
+  holds.clear();
+  unpinPending(count);
+  return result;
+}
+
+}  // namespace accl

@@ -1,0 +1,80 @@
+// The launch path's activity record and consistency check (see launch_record.h).
+#include "core/engine/launch_record.h"
+
+#include "core/engine/red_op_registry.h"
+#include "util/time.h"
+
+namespace accl {
+
+LaunchRecord::LaunchRecord(ncclComm* comm) : comm_(comm), rec_(rasFindComm(comm)) {}
+
+void LaunchRecord::addColl(const CollCall& call) {
+  if (!rec_) return;
+  if (op_.nColl == 0) {
+    op_.func = call.func;
+    op_.count = call.count;
+    op_.type = static_cast<int>(call.type);
+    CollSignature s = collSignature(call, 0);
+    op_.redOp = s.op >= 0 ? builtinRedOpName(s.op, "custom") : nullptr;
+    op_.root = s.root;
+    firstName_ = call.name;
+  }
+  ++op_.nColl;
+  if (rec_->checkCollectives) sigs_.push_back(collSignature(call, 0));
+}
+
+void LaunchRecord::addP2p(const P2pCall& call) {
+  if (!rec_) return;
+  if (op_.nP2p == 0) {
+    op_.firstPeer = call.peer;
+    op_.firstIsSend = call.isSend;
+  }
+  ++op_.nP2p;
+}
+
+ncclResult_t LaunchRecord::start() {
+  if (!rec_) return ncclSuccess;
+  uint64_t firstSeq;
+  {
+    std::lock_guard<std::mutex> lock(rec_->mutex);
+    firstSeq = rec_->collSeq + 1;
+    op_.seq = op_.nColl > 0 ? firstSeq : rec_->p2pBatches + 1;
+    rec_->busy = true;
+    rec_->current = op_;
+    rec_->currentSinceNs = nowNs();
+  }
+  running_ = true;
+  if (!sigs_.empty()) {
+    for (size_t i = 0; i < sigs_.size(); ++i) sigs_[i].seq = firstSeq + i;
+    ncclResult_t res = checkCollConsistency(comm_, firstName_, sigs_);
+    if (res != ncclSuccess) {
+      std::lock_guard<std::mutex> lock(rec_->mutex);
+      rec_->busy = false;
+      rec_->hasLast = true;
+      rec_->last = op_;
+      rec_->lastEndNs = nowNs();
+      rec_->lastNote = res == ncclInvalidUsage ? "not run: ranks disagreed (ACCL_CHECK_COLLECTIVES)"
+                                               : "not run: the ACCL_CHECK_COLLECTIVES exchange failed";
+      running_ = false;
+      return res;
+    }
+  }
+  std::lock_guard<std::mutex> lock(rec_->mutex);
+  if (op_.nColl > 0)
+    rec_->collSeq += static_cast<uint64_t>(op_.nColl);
+  else
+    ++rec_->p2pBatches;
+  return ncclSuccess;
+}
+
+LaunchRecord::~LaunchRecord() {
+  if (!running_) return;
+  std::lock_guard<std::mutex> lock(rec_->mutex);
+  rec_->busy = false;
+  rec_->hasLast = true;
+  rec_->last = rec_->current;
+  rec_->lastEndNs = nowNs();
+  rec_->lastNote.clear();
+}
+
+}  // namespace accl

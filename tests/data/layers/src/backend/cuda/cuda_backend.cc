@@ -1,0 +1,2 @@
+// Fixture: a backend reaching past the seam.
+#include "core/comm.h"

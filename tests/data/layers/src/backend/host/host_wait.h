@@ -1,0 +1,2 @@
+// Fixture: a backend header.
+#pragma once

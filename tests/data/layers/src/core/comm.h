@@ -1,0 +1,2 @@
+// Fixture: the communicator.
+#pragma once

@@ -1,0 +1,2 @@
+// Fixture: core naming a concrete transport.
+#include "transports/net/net_context.h"

@@ -1,0 +1,2 @@
+// Fixture: a private network header.
+#pragma once
