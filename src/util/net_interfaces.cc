@@ -72,12 +72,11 @@ bool IfNameFilter::matches(const std::string& ifname, int port) const {
   return exclude ? !named : named;
 }
 
-int parseSocketFamily(const std::string& value) {
+int parseSocketFamily(const std::string& value, const char* setting) {
   if (value.empty()) return AF_UNSPEC;
   if (value == "AF_INET") return AF_INET;
   if (value == "AF_INET6") return AF_INET6;
-  ACCL_INFO(ACCL_LOG_ENV, "NCCL_SOCKET_FAMILY='%s' is neither AF_INET nor AF_INET6; ignoring it",
-            value.c_str());
+  ACCL_INFO(ACCL_LOG_ENV, "%s='%s' is neither AF_INET nor AF_INET6; ignoring it", setting, value.c_str());
   return AF_UNSPEC;
 }
 

@@ -36,9 +36,10 @@ struct IfNameFilter {
   bool matches(const std::string& ifname, int port = -1) const;
 };
 
-// Parses NCCL_SOCKET_FAMILY: "AF_INET" -> AF_INET, "AF_INET6" -> AF_INET6, empty -> AF_UNSPEC.
-// Anything else -> AF_UNSPEC with a WARN-free INFO note (NCCL ignores bad values too).
-int parseSocketFamily(const std::string& value);
+// Parses an address-family setting (NCCL_SOCKET_FAMILY, NCCL_IB_ADDR_FAMILY): "AF_INET" -> AF_INET,
+// "AF_INET6" -> AF_INET6, empty -> AF_UNSPEC. Anything else -> AF_UNSPEC with a WARN-free INFO note
+// naming `setting` (NCCL ignores bad values too).
+int parseSocketFamily(const std::string& value, const char* setting = "NCCL_SOCKET_FAMILY");
 
 // NCCL_SOCKET_IFNAME and NCCL_SOCKET_FAMILY together: the interfaces (by name) and the address family
 // accl may use for its TCP traffic, the bootstrap's, the socket network's and the IB network's

@@ -19,6 +19,7 @@
 #include "util/check.h"
 #include "util/log.h"
 #include "util/params.h"
+#include "util/socket_retry.h"
 #include "util/time.h"
 
 namespace accl {
@@ -238,8 +239,8 @@ ncclResult_t Socket::connectTcp(const SocketAddress& peer, const SocketWait& wai
   if (!peer.isInet() || peer.port() == 0)
     return report(wait.quiet, ncclInvalidArgument, "socket connect to %s: not a connectable address",
                   peer.toString().c_str());
-  const int64_t maxRetries = std::max<int64_t>(0, paramInt("NCCL_SOCKET_RETRY_CNT"));
-  const int64_t sleepMs = std::max<int64_t>(0, paramInt("NCCL_SOCKET_RETRY_SLEEP_MSEC"));
+  const SocketRetryPolicy retry = socketRetryPolicy();
+  const int64_t maxRetries = retry.retries;
   int lastErr = 0;
   for (int64_t attempt = 0;; ++attempt) {
     ACCL_CHECK(checkWait(wait, "socket connect to", peer));
@@ -292,7 +293,7 @@ ncclResult_t Socket::connectTcp(const SocketAddress& peer, const SocketWait& wai
     }
     if (attempt >= maxRetries) break;
     // Back off: attempt N sleeps N * sleepMs, in abortable slices, never past the deadline.
-    int64_t napEnd = nowNs() + (attempt + 1) * sleepMs * 1000000;
+    int64_t napEnd = nowNs() + retry.backoffMs(attempt) * 1000000;
     while (nowNs() < napEnd && !wait.aborted() && !wait.expired()) {
       int64_t leftMs = (napEnd - nowNs()) / 1000000 + 1;
       std::this_thread::sleep_for(std::chrono::milliseconds(std::min<int64_t>(leftMs, kPollSliceMs)));

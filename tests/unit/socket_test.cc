@@ -20,6 +20,7 @@
 #include "support/scoped_env.h"
 #include "util/last_error.h"
 #include "util/net_interfaces.h"
+#include "util/socket_retry.h"
 #include "util/time.h"
 
 namespace accl {
@@ -626,6 +627,52 @@ TEST(SocketTest, MoveTransfersOwnership) {
   EXPECT_EQ(c.fd(), fd);
   c.close();
   EXPECT_FALSE(c.valid());
+}
+
+// The socket retry settings have one reader (util/socket_retry.h) and one meaning for every
+// caller: retries after the first try, and a back-off of N times the sleep before try N.
+TEST(SocketRetryPolicyTest, OneMeaningForBothSettings) {
+  {
+    test::ScopedEnvVar cnt("NCCL_SOCKET_RETRY_CNT", nullptr);
+    test::ScopedEnvVar sleep("NCCL_SOCKET_RETRY_SLEEP_MSEC", nullptr);
+    const SocketRetryPolicy d = socketRetryPolicy();
+    EXPECT_EQ(d.retries, 34);
+    EXPECT_EQ(d.sleepMs, 100);
+  }
+  test::ScopedEnvVar cnt("NCCL_SOCKET_RETRY_CNT", "3");
+  test::ScopedEnvVar sleep("NCCL_SOCKET_RETRY_SLEEP_MSEC", "25");
+  const SocketRetryPolicy p = socketRetryPolicy();
+  EXPECT_EQ(p.retries, 3);
+  EXPECT_EQ(p.sleepMs, 25);
+  EXPECT_EQ(p.backoffMs(0), 25);
+  EXPECT_EQ(p.backoffMs(3), 100);
+  test::ScopedEnvVar badCnt("NCCL_SOCKET_RETRY_CNT", "-5");
+  test::ScopedEnvVar badSleep("NCCL_SOCKET_RETRY_SLEEP_MSEC", "-1");
+  const SocketRetryPolicy clamped = socketRetryPolicy();
+  EXPECT_EQ(clamped.retries, 0);
+  EXPECT_EQ(clamped.sleepMs, 0);
+  EXPECT_EQ(clamped.backoffMs(7), 0);
+}
+
+// A refused connect is tried 1 + NCCL_SOCKET_RETRY_CNT times, backing off as the policy says.
+TEST(SocketRetryPolicyTest, ConnectFollowsThePolicy) {
+  test::ScopedEnvVar cnt("NCCL_SOCKET_RETRY_CNT", "2");
+  test::ScopedEnvVar sleep("NCCL_SOCKET_RETRY_SLEEP_MSEC", "40");
+  // A port nobody listens on: bind one, note it, close it.
+  Socket probe;
+  SocketAddress any;
+  ASSERT_EQ(SocketAddress::parse("127.0.0.1:0", &any), ncclSuccess);
+  ASSERT_EQ(Socket::listen(any, &probe), ncclSuccess);
+  const SocketAddress dead = probe.localAddress();
+  probe.close();
+  Socket s;
+  const int64_t t0 = nowMs();
+  EXPECT_EQ(Socket::connect(dead, 0x1234, SocketType::kBootstrap, SocketWait::in(5000, nullptr, "retry test"), &s),
+            ncclRemoteError);
+  const int64_t waited = nowMs() - t0;
+  // Back-offs of 40 and 80 ms before tries 2 and 3 (the message counts the tries).
+  EXPECT_GE(waited, 120);
+  EXPECT_NE(std::string(lastErrorText()).find("failed after 3 attempts"), std::string::npos) << lastErrorText();
 }
 
 }  // namespace

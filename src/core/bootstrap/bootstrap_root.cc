@@ -19,6 +19,7 @@
 #include "core/bootstrap/bootstrap_wire.h"
 #include "util/check.h"
 #include "util/socket_acceptor.h"
+#include "util/socket_retry.h"
 #include "util/log.h"
 #include "util/params.h"
 #include "util/time.h"
@@ -545,15 +546,15 @@ ncclResult_t startBootstrapRoot(Socket listener, const SocketKey& key, int64_t i
 
 ncclResult_t startBootstrapRootAt(const SocketAddress& addr, const SocketKey& key, int64_t idleTimeoutMs,
                                   const std::atomic<int>* abortFlag) {
-  const int64_t retries = std::max<int64_t>(0, paramInt("NCCL_SOCKET_RETRY_CNT"));
-  const int64_t sleepMs = std::max<int64_t>(1, paramInt("NCCL_SOCKET_RETRY_SLEEP_MSEC"));
+  const SocketRetryPolicy retry = socketRetryPolicy();
   Socket listener;
   for (int64_t attempt = 0;; ++attempt) {
-    bool last = attempt >= retries;
+    bool last = attempt >= retry.retries;
     if (Socket::listen(addr, &listener, /*quiet=*/!last) == ncclSuccess) break;
     if (last) return ncclSystemError;  // listen() raised the error with the address and errno text
     if (abortFlag && abortFlag->load()) return ncclInternalError;
-    std::this_thread::sleep_for(std::chrono::milliseconds(std::min<int64_t>((attempt + 1) * sleepMs, 1000)));
+    // The root's own cap: a busy address is tried at least once a second.
+    std::this_thread::sleep_for(std::chrono::milliseconds(std::min<int64_t>(retry.backoffMs(attempt), 1000)));
   }
   ACCL_INFO(ACCL_LOG_BOOTSTRAP, "bootstrap: hosting the NCCL_COMM_ID root on %s", addr.toString().c_str());
   return startBootstrapRoot(std::move(listener), key, idleTimeoutMs);

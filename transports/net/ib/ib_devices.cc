@@ -87,7 +87,7 @@ ncclResult_t chooseGid(const IbvTable* ibv, IbDev* d) {
     d->gidIndex = static_cast<int>(forced);
     return ncclSuccess;
   }
-  int family = parseSocketFamily(paramStr("NCCL_IB_ADDR_FAMILY"));
+  int family = parseSocketFamily(paramStr("NCCL_IB_ADDR_FAMILY"), "NCCL_IB_ADDR_FAMILY");
   if (family == AF_UNSPEC) family = AF_INET;
   int version = static_cast<int>(paramInt("NCCL_IB_ROCE_VERSION_NUM"));
   int fallback = -1;
