@@ -92,6 +92,10 @@ std::vector<std::string> pluginEntries() {
 std::shared_ptr<PluginLibrary> PluginLibrary::load(const std::string& entry) {
   const bool named = !entry.empty();
   const char* what = named ? entry.c_str() : kDefaultLibrary;
+  // One load at a time, dlopen included: a plugin's static initializers (which may fill its
+  // ncclNetPlugin_vN table) run inside the first dlopen, and a second thread must read the table
+  // only after them. glibc's loader lock orders that, but it is invisible to ThreadSanitizer.
+  std::lock_guard<std::mutex> lock(gLoadedMutex);
   void* handle = nullptr;
   std::string file, notFound, otherErrors;
   for (const std::string& candidate : filesFor(entry)) {
@@ -120,7 +124,6 @@ std::shared_ptr<PluginLibrary> PluginLibrary::load(const std::string& entry) {
     return nullptr;
   }
 
-  std::lock_guard<std::mutex> lock(gLoadedMutex);
   std::erase_if(gLoaded, [](const LoadedLibrary& l) { return l.library.expired(); });
   for (const LoadedLibrary& l : gLoaded) {
     if (l.handle != handle) continue;
