@@ -114,6 +114,11 @@ void HostCostModel::shape(FuncId func, int algo, int proto, size_t bytes, int* n
   *nThreads = 0;
 }
 
+std::unique_ptr<CostModel> hostCostModelFor(TunerTopo* topo, int maxChannels, int cpus) {
+  topo->host = true;
+  return std::make_unique<HostCostModel>(*topo, maxChannels, cpus, loadHostCalibration());
+}
+
 std::shared_ptr<const Calibration> loadHostCalibration() {
   std::string path = calibrationPath();
   if (path.empty() || path == "none") return nullptr;

@@ -49,4 +49,9 @@ class HostCostModel : public CostModel {
 // file never stops a job. Returns null when there is none.
 std::shared_ptr<const Calibration> loadHostCalibration();
 
+// The model that prices work run by host threads, for a communicator of shape `topo`: marks the
+// shape host-run and loads this machine's calibration. What the host backend answers to
+// CommBackend::costModel (and the CUDA backend too, until the GPU model is wired for it).
+std::unique_ptr<CostModel> hostCostModelFor(TunerTopo* topo, int maxChannels, int cpus);
+
 }  // namespace accl

@@ -35,6 +35,13 @@ int NetContext::matchDevice() {
   return d >= 0 && d < static_cast<int>(all.size()) ? d : 0;
 }
 
+namespace {
+
+// A network device as the tuner sees it.
+TransportNic nicOf(const NetProperties& p) { return TransportNic{p.name, p.pciPath, p.speedMbps, p.latencyUs}; }
+
+}  // namespace
+
 std::unique_ptr<TransportCommState> netCommInit(const TransportCommInit& init) {
   auto ctx = std::make_unique<NetContext>(NetChoice{init.netName, init.commHash, init.trafficClass}, init.rank);
   if (init.linkLost) ctx->setFailureHook(init.linkLost);
@@ -47,7 +54,7 @@ void netSetNicPicker(TransportCommState* state, TransportNicPicker picker) {
   auto matcher = [picker = std::move(picker)](const std::vector<NetProperties>& all) {
     std::vector<TransportNic> nics;
     nics.reserve(all.size());
-    for (const NetProperties& p : all) nics.push_back({p.name, p.pciPath, p.speedMbps, p.latencyUs});
+    for (const NetProperties& p : all) nics.push_back(nicOf(p));
     return picker(nics);
   };
   static_cast<NetContext*>(state)->setDeviceMatcher(std::move(matcher));
@@ -58,8 +65,7 @@ ncclResult_t netNicInfo(TransportCommState* state, TransportNic* out) {
   NetDevice* device = nullptr;
   const ncclResult_t rc = ctx->device(&device);  // device() has said why it failed
   if (rc != ncclSuccess) return rc;
-  const NetProperties& props = ctx->properties();
-  *out = TransportNic{props.name, props.pciPath, props.speedMbps, props.latencyUs};
+  *out = nicOf(ctx->properties());
   return ncclSuccess;
 }
 

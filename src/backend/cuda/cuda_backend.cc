@@ -258,8 +258,7 @@ ncclResult_t CudaBackend::publishChannel(int c) {
 std::unique_ptr<CostModel> CudaBackend::costModel(TunerTopo* topo, int nChannels, int cpus) const {
   // Still the host model (as before this seam existed): the GPU model (topology search,
   // GpuCostModel) is wired for CUDA communicators by the GPU-readiness work.
-  topo->host = true;
-  return std::make_unique<HostCostModel>(*topo, nChannels, cpus, loadHostCalibration());
+  return hostCostModelFor(topo, nChannels, cpus);
 }
 
 ncclResult_t CudaBackend::publishConnections(int c, const ChannelLinks& links) {

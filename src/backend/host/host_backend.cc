@@ -51,8 +51,7 @@ size_t HostBackend::chunkElems(ProtoId proto, size_t elemSize) const {
 
 std::unique_ptr<CostModel> HostBackend::costModel(TunerTopo* topo, int nChannels, int cpus) const {
   // Host algorithms, calibrated on this machine when `accl-tune calibrate` has run.
-  topo->host = true;
-  return std::make_unique<HostCostModel>(*topo, nChannels, cpus, loadHostCalibration());
+  return hostCostModelFor(topo, nChannels, cpus);
 }
 
 ncclResult_t HostBackend::launch(std::unique_ptr<Plan> plan) {

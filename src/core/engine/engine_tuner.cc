@@ -1,5 +1,5 @@
-// The communicator's tuner: built at the end of init from the node layout (host backend) or the
-// searched topology (CUDA backend), and consulted per collective through a small choice cache.
+// The communicator's tuner: built at the end of init from the communicator's shape and network,
+// priced by the backend's cost model, and consulted per collective through a small choice cache.
 #include <sched.h>
 
 #include <algorithm>
