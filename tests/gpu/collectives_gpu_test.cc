@@ -361,15 +361,7 @@ TEST_P(GpuCollectives, Matrix) {
 INSTANTIATE_TEST_SUITE_P(Ranks, GpuCollectives, ::testing::Values(1, 2, 3, 4, 8),
                          [](const ::testing::TestParamInfo<int>& info) { return std::to_string(info.param); });
 
-class GpuCollectivesFeature : public ::testing::Test {
- protected:
-  void SetUp() override {
-    const std::string why = noDeviceReason();
-    if (!why.empty()) GTEST_SKIP() << why;
-    env_.set("ACCL_BACKEND", "cuda");
-  }
-  ScopedEnv env_;
-};
+class GpuCollectivesFeature : public CudaBackendTest {};
 
 // Two ranks as threads (ncclCommInitRank on device 0), each capturing an all-reduce on its own
 // stream into a graph, then replaying it three times with new inputs.

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cuda_runtime.h>
+#include <gtest/gtest.h>
 
 #include <chrono>
 #include <cstdlib>
@@ -66,6 +67,17 @@ class ScopedEnv {
     std::string value;
   };
   std::vector<Saved> saved_;
+};
+
+// A test of the CUDA backend: skipped without a device, ACCL_BACKEND=cuda for its duration.
+class CudaBackendTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    const std::string why = noDeviceReason();
+    if (!why.empty()) GTEST_SKIP() << why;
+    env_.set("ACCL_BACKEND", "cuda");
+  }
+  ScopedEnv env_;
 };
 
 inline std::string ncclText(ncclResult_t r) {

@@ -27,7 +27,7 @@ target_compile_definitions(accl_kernels PRIVATE ACCL_HAVE_CUDA=1)
 if(ACCL_KERNEL_SUBSET)
   target_compile_definitions(accl_kernels PRIVATE ACCL_KERNEL_SUBSET=1)
 endif()
-target_link_libraries(accl_kernels PUBLIC CUDA::cudart_static)
+target_link_libraries(accl_kernels PUBLIC ${ACCL_CUDART})  # ACCL_CUDA_RUNTIME (CMakeLists.txt)
 target_link_libraries(accl_obj PUBLIC accl_kernels)
 
 # ctest (label unit, CUDA builds): libnccl.so.2 carries device code for every architecture of

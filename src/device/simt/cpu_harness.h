@@ -1,21 +1,37 @@
-// The CPU SIMT harness: runs a "kernel" (any callable) for a 1-D grid of 1-D blocks with one
-// std::thread per GPU thread, and provides what the CPU side of the primitives layer
-// (simt_cpu.h) needs from it: each thread's indices, per-block named barriers (bar.sync /
-// bar.arrive with a thread count), per-warp exchange slots for shuffles and votes, per-block
-// dynamic shared memory, and a launch-wide abort.
+// The CPU SIMT harness: runs a "kernel" (any callable) for a 1-D grid of 1-D blocks, and provides
+// what the CPU side of the primitives layer (simt_cpu.h) needs from it: each thread's indices,
+// per-block named barriers (bar.sync / bar.arrive with a thread count), per-warp exchange slots for
+// shuffles and votes, per-block dynamic shared memory, and a launch-wide abort.
 //
-// Real threads make the memory model real: every wait in here goes through a mutex, so a
-// barrier or a warp collective orders everything before it in any participant before
-// everything after it in every participant, and the harness itself is free of data races.
+// Two execution modes, chosen per launch (LaunchConfig::fibers):
+//   * Threads (the default): one std::thread per GPU thread. Real threads make the memory model
+//     real: every wait in here goes through a mutex, so a barrier or a warp collective orders
+//     everything before it in any participant before everything after it in every participant,
+//     and the harness itself is free of data races.
+//   * Fibers: one OS thread per block, its GPU threads run as user-level fibers (ucontext) that
+//     a per-block scheduler round-robins. A fiber switches only inside a harness wait (barrier,
+//     warp collective, simt::spinUntil poll), so hundreds of GPU threads per block cost one OS
+//     thread: what a virtual GPU running 512-thread blocks on a 2-core machine needs. Waits keep
+//     their mutexes, so the ordering above holds across blocks (separate OS threads) as well.
+//     A GPU thread that waits for another thread of its own block by spinning without calling
+//     into the layer never lets that thread run: its block hangs (and is reported as below).
+//
+// A launch may run only some blocks of its grid (firstBlock / blockCount); each still sees its
+// real blockIndex() and the whole gridDim, so a block can be started by itself.
 //
 // A launch has a deadline. When it passes (or when a kernel thread throws), the launch is
 // aborted: every harness wait and every simt::spinUntil poll in a kernel thread throws
 // LaunchAborted, which unwinds the thread; launch() then reports failure. A thread that spins
-// without calling into the layer cannot be stopped: after a grace period it is detached and
-// counted in LaunchResult::threadsNotStopped (the launch's state stays alive for it).
+// without calling into the layer cannot be stopped: after a grace period its OS thread (fiber
+// mode: its block's) is detached and its unfinished GPU threads are counted in
+// LaunchResult::threadsNotStopped (the launch's state stays alive for them).
 //
 // Header-only and test-facing: the library itself never launches CPU kernels.
 #pragma once
+
+#include <sys/mman.h>
+#include <ucontext.h>
+#include <unistd.h>
 
 #include <atomic>
 #include <chrono>
@@ -29,12 +45,28 @@
 #include <thread>
 #include <vector>
 
+// Sanitizers do not follow stacks switched under them (ASan reports false stack errors, TSan
+// loses the happens-before of a switch), so their builds run fiber-mode launches in thread mode.
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+#define ACCL_SIMT_CPU_FIBERS 0
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer)
+#define ACCL_SIMT_CPU_FIBERS 0
+#endif
+#endif
+#ifndef ACCL_SIMT_CPU_FIBERS
+#define ACCL_SIMT_CPU_FIBERS 1
+#endif
+
 namespace accl::simt::cpu {
 
 constexpr int kWarpSize = 32;
 constexpr int kNamedBarriers = 16;
 constexpr int kMaxBlockThreads = 1024;
-constexpr int kMaxLaunchThreads = 4096;
+constexpr int kMaxLaunchThreads = 4096;  // thread mode: GPU threads started by one launch
+constexpr int kMaxFiberBlocks = 64;      // fiber mode: blocks started by one launch (one OS thread each)
+// False where fiber-mode launches run in thread mode (sanitizer builds; fiber mode's limits apply).
+constexpr bool kFiberModeAvailable = ACCL_SIMT_CPU_FIBERS != 0;
 
 // Thrown inside a kernel thread while its launch is being torn down; caught by the harness.
 struct LaunchAborted {};
@@ -45,6 +77,15 @@ struct LaunchConfig {
   size_t sharedBytes = 0;    // dynamic shared memory per block
   std::chrono::milliseconds deadline{30000};
   std::chrono::milliseconds grace{3000};  // after an abort, how long threads get to unwind
+  // Blocks [firstBlock, firstBlock + blockCount) of the grid run; -1: through the last block.
+  int firstBlock = 0;
+  int blockCount = -1;
+  bool fibers = false;                // one OS thread per block, GPU threads as fibers
+  size_t fiberStackBytes = 256 << 10;  // per fiber, below it one PROT_NONE guard page
+  // Fiber mode: called by each block's OS thread after every round over its fibers, where no fiber
+  // runs; it may block (the virtual GPU parks a process's blocks there while another process has
+  // the device's time slice).
+  std::function<void()> betweenRounds;
 };
 
 struct LaunchResult {
@@ -55,20 +96,82 @@ struct LaunchResult {
 };
 
 class LaunchState;
+struct BlockState;
 
 // What the launch's wait loops poll: true once the launch is aborted.
 bool launchAborted(const LaunchState& launch);
 
+// One kernel thread's view: its indices and its block.
+struct ThreadCtx {
+  int thread;
+  int block;
+  int blockDim;
+  int gridDim;
+  BlockState* blockState;
+  const LaunchState* launch;
+};
+
+inline thread_local ThreadCtx* tlsThread = nullptr;
+
+// The calling kernel thread's context; a primitive that needs one outside a launch is a bug.
+inline ThreadCtx& currentThread() {
+  if (tlsThread == nullptr) throw std::logic_error("simt: block/warp primitive called outside a CPU launch");
+  return *tlsThread;
+}
+
+// Throws LaunchAborted in a kernel thread whose launch is aborted; nothing outside a launch.
+inline void checkAbort() {
+  if (tlsThread != nullptr && launchAborted(*tlsThread->launch)) throw LaunchAborted{};
+}
+
 namespace detail {
-// Waits on cv until done() or the launch is aborted (then throws LaunchAborted).
+
+// A wait that has gone on for this many polls (or fiber yields) is long: its thread sleeps
+// (thread mode) or lets its block's scheduler sleep (fiber mode).
+constexpr int kLongWaitPolls = 64;
+
+// One GPU thread run as a fiber of its block's OS thread.
+struct Fiber {
+  ucontext_t context;            // holds pointers into itself: a Fiber never moves
+  ucontext_t* scheduler = nullptr;
+  LaunchState* launch = nullptr;
+  ThreadCtx thread{};
+  int index = 0;                 // the launch's thread index (block-major, started blocks only)
+  void* mapping = nullptr;       // guard page + stack
+  size_t mappingBytes = 0;
+  bool done = false;
+  bool longWait = false;         // the last yield came from a long wait
+};
+
+// The fiber the calling OS thread runs now; null in thread mode and in the block's scheduler.
+inline thread_local Fiber* tlsFiber = nullptr;
+
+// Hands the block's OS thread back to its scheduler, which resumes this fiber after the others.
+// Never called with a mutex held (every fiber of the block shares the OS thread), nor inside a
+// catch handler (the C++ runtime keeps its caught-exception stack per OS thread).
+inline void fiberYield(bool longWait) {
+  Fiber* self = tlsFiber;
+  self->longWait = longWait;
+  swapcontext(&self->context, self->scheduler);
+}
+
+// Waits on cv until done() or the launch is aborted (then throws LaunchAborted). A fiber polls
+// done() once per scheduler round instead, with the lock released while other fibers run.
 template <class Done>
 void waitOrAbort(std::unique_lock<std::mutex>& lock, std::condition_variable& cv, const LaunchState& launch,
                  Done&& done) {
-  while (!done()) {
+  for (int polls = 0; !done(); ++polls) {
     if (launchAborted(launch)) throw LaunchAborted{};
-    cv.wait_for(lock, std::chrono::milliseconds(10));
+    if (tlsFiber != nullptr) {
+      lock.unlock();
+      fiberYield(polls >= kLongWaitPolls);
+      lock.lock();
+    } else {
+      cv.wait_for(lock, std::chrono::milliseconds(10));
+    }
   }
 }
+
 }  // namespace detail
 
 // One named barrier of a block: `nthreads` arrivals complete a generation. bar.sync arrives and
@@ -177,69 +280,95 @@ struct BlockState {
   std::unique_ptr<SharedLine[]> shared;
 };
 
-// One kernel thread's view: its indices and its block.
-struct ThreadCtx {
-  int thread;
-  int block;
-  int blockDim;
-  int gridDim;
-  BlockState* blockState;
-  const LaunchState* launch;
-};
-
-inline thread_local ThreadCtx* tlsThread = nullptr;
-
-// The calling kernel thread's context; a primitive that needs one outside a launch is a bug.
-inline ThreadCtx& currentThread() {
-  if (tlsThread == nullptr) throw std::logic_error("simt: block/warp primitive called outside a CPU launch");
-  return *tlsThread;
-}
-
-// Throws LaunchAborted in a kernel thread whose launch is aborted; nothing outside a launch.
-inline void checkAbort() {
-  if (tlsThread != nullptr && launchAborted(*tlsThread->launch)) throw LaunchAborted{};
-}
-
-// One poll of a spin loop: checks the harness abort, then yields the core (2-core CI machines
-// run hundreds of kernel threads), sleeping briefly once the wait gets long.
+// One poll of a spin loop: checks the harness abort, then lets others run. A thread yields the
+// core (2-core CI machines run hundreds of kernel threads), sleeping briefly once the wait gets
+// long; a fiber yields to its block's scheduler, which sleeps once all its fibers wait long.
 inline void pollPause(int polls) {
   checkAbort();
-  if (polls < 64) std::this_thread::yield();
+  if (detail::tlsFiber != nullptr) detail::fiberYield(polls >= detail::kLongWaitPolls);
+  else if (polls < detail::kLongWaitPolls) std::this_thread::yield();
   else std::this_thread::sleep_for(std::chrono::microseconds(50));
 }
 
 class LaunchState {
  public:
-  LaunchState(const LaunchConfig& config, std::function<void()> kernel)
-      : config_(config), kernel_(std::move(kernel)), done_(new std::atomic<bool>[total()]) {
+  // Runs blocks [firstBlock, firstBlock + blocks) of the grid.
+  LaunchState(const LaunchConfig& config, int blocks, std::function<void()> kernel)
+      : config_(config), blocks_(blocks), kernel_(std::move(kernel)), done_(new std::atomic<bool>[total()]) {
     for (int i = 0; i < total(); ++i) done_[i].store(false, std::memory_order_relaxed);
-    for (int b = 0; b < config.gridDim; ++b)
-      blocks_.push_back(std::make_unique<BlockState>(config.blockDim, config.sharedBytes));
+    for (int b = 0; b < blocks; ++b)
+      blockStates_.push_back(std::make_unique<BlockState>(config.blockDim, config.sharedBytes));
   }
 
-  int total() const { return config_.gridDim * config_.blockDim; }
+  // GPU threads of the blocks this launch runs.
+  int total() const { return blocks_ * config_.blockDim; }
   bool aborted() const { return aborted_.load(std::memory_order_acquire); }
   void abort() { aborted_.store(true, std::memory_order_release); }
 
-  // Body of kernel thread `index` (block-major).
+  // Thread mode: body of kernel thread `index` (block-major over the blocks this launch runs).
   void runThread(int index) {
-    ThreadCtx ctx{index % config_.blockDim, index / config_.blockDim, config_.blockDim, config_.gridDim,
-                  blocks_[index / config_.blockDim].get(), this};
+    ThreadCtx ctx = threadCtx(index);
     tlsThread = &ctx;
-    try {
-      kernel_();
-    } catch (const LaunchAborted&) {
-    } catch (const std::exception& e) {
-      fail(ctx, e.what());
-    } catch (...) {
-      fail(ctx, "unknown exception");
-    }
+    runKernel(ctx);
     tlsThread = nullptr;
-    done_[index].store(true, std::memory_order_release);
-    std::lock_guard<std::mutex> lock(mu_);
-    ++finished_;
-    cv_.notify_all();
+    finishThread(index);
   }
+
+#if ACCL_SIMT_CPU_FIBERS
+  // Fiber mode: body of the OS thread of block `slot` (0-based among the blocks this launch
+  // runs). Round-robins the block's fibers until all have finished.
+  void runBlock(int slot) {
+    const int n = config_.blockDim;
+    std::unique_ptr<detail::Fiber[]> fibers(new detail::Fiber[n]);
+    ucontext_t scheduler;
+    for (int i = 0; i < n; ++i) {
+      detail::Fiber& f = fibers[i];
+      f.index = slot * n + i;
+      f.thread = threadCtx(f.index);
+      f.launch = this;
+      f.scheduler = &scheduler;
+      std::string why;
+      if (!mapStack(f, &why)) {
+        fail(f.thread, "could not map a fiber stack: " + why);
+        for (int j = 0; j < n; ++j) {
+          unmapStack(fibers[j]);
+          finishThread(slot * n + j);
+        }
+        return;
+      }
+      getcontext(&f.context);
+      f.context.uc_stack.ss_sp = static_cast<char*>(f.mapping) + pageBytes();
+      f.context.uc_stack.ss_size = f.mappingBytes - pageBytes();
+      f.context.uc_link = &scheduler;  // where fiberMain's return lands
+      makecontext(&f.context, &LaunchState::fiberMain, 0);
+    }
+    for (int live = n; live > 0;) {
+      bool allWaitLong = true;  // no fiber finished or made progress this round
+      for (int i = 0; i < n; ++i) {
+        detail::Fiber& f = fibers[i];
+        if (f.done) continue;
+        f.longWait = false;
+        detail::tlsFiber = &f;
+        tlsThread = &f.thread;  // what simt_cpu.h reads, per fiber
+        swapcontext(&scheduler, &f.context);
+        tlsThread = nullptr;
+        detail::tlsFiber = nullptr;
+        if (f.done) {
+          unmapStack(f);  // the fiber never runs again: its stack is free
+          finishThread(f.index);
+          --live;
+          allWaitLong = false;
+        } else if (!f.longWait) {
+          allWaitLong = false;
+        }
+      }
+      if (live == 0) break;
+      if (config_.betweenRounds) config_.betweenRounds();
+      if (allWaitLong) std::this_thread::sleep_for(std::chrono::microseconds(50));
+      else std::this_thread::yield();  // other blocks share the cores
+    }
+  }
+#endif
 
   // Waits until every thread finished or `until`; true when all finished.
   bool waitFinished(std::chrono::steady_clock::time_point until) {
@@ -259,6 +388,71 @@ class LaunchState {
   const LaunchConfig& config() const { return config_; }
 
  private:
+  ThreadCtx threadCtx(int index) {
+    const int slot = index / config_.blockDim;
+    return ThreadCtx{index % config_.blockDim, config_.firstBlock + slot, config_.blockDim, config_.gridDim,
+                     blockStates_[slot].get(), this};
+  }
+
+  // Runs the kernel as `ctx`; whatever it throws ends here (in fiber mode: before it could cross
+  // a context switch).
+  void runKernel(const ThreadCtx& ctx) {
+    try {
+      kernel_();
+    } catch (const LaunchAborted&) {
+    } catch (const std::exception& e) {
+      fail(ctx, e.what());
+    } catch (...) {
+      fail(ctx, "unknown exception");
+    }
+  }
+
+  void finishThread(int index) {
+    done_[index].store(true, std::memory_order_release);
+    std::lock_guard<std::mutex> lock(mu_);
+    ++finished_;
+    cv_.notify_all();
+  }
+
+#if ACCL_SIMT_CPU_FIBERS
+  // Entry of every fiber; returning resumes the scheduler (uc_link).
+  static void fiberMain() {
+    detail::Fiber* self = detail::tlsFiber;
+    self->launch->runKernel(self->thread);
+    self->done = true;
+  }
+
+  static size_t pageBytes() {
+    static const size_t page = size_t(sysconf(_SC_PAGESIZE));
+    return page;
+  }
+
+  bool mapStack(detail::Fiber& f, std::string* why) {
+    const size_t page = pageBytes();
+    const size_t bytes = page + (config_.fiberStackBytes + page - 1) / page * page;
+    void* p = mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE | MAP_STACK,
+                   -1, 0);
+    if (p == MAP_FAILED) {
+      *why = "mmap of " + std::to_string(bytes) + " bytes failed";
+      return false;
+    }
+    // Each guard page splits a mapping: a launch needs about two per GPU thread (vm.max_map_count).
+    if (mprotect(p, page, PROT_NONE) != 0) {
+      munmap(p, bytes);
+      *why = "mprotect of its guard page failed (too many mappings? see vm.max_map_count)";
+      return false;
+    }
+    f.mapping = p;
+    f.mappingBytes = bytes;
+    return true;
+  }
+
+  static void unmapStack(detail::Fiber& f) {
+    if (f.mapping != nullptr) munmap(f.mapping, f.mappingBytes);
+    f.mapping = nullptr;
+  }
+#endif
+
   void fail(const ThreadCtx& ctx, const std::string& what) {
     {
       std::lock_guard<std::mutex> lock(mu_);
@@ -269,9 +463,10 @@ class LaunchState {
   }
 
   LaunchConfig config_;
+  int blocks_;
   std::function<void()> kernel_;
   std::unique_ptr<std::atomic<bool>[]> done_;
-  std::vector<std::unique_ptr<BlockState>> blocks_;
+  std::vector<std::unique_ptr<BlockState>> blockStates_;
   std::atomic<bool> aborted_{false};
   std::mutex mu_;
   std::condition_variable cv_;
@@ -282,28 +477,58 @@ class LaunchState {
 
 inline bool launchAborted(const LaunchState& launch) { return launch.aborted(); }
 
-// Runs `kernel` on every thread of the grid and waits for all of them, at most until the
-// deadline (then aborts the launch and reports failure). Reentrant: several launches may run at
-// once from different host threads (e.g. one per simulated rank).
+// Runs `kernel` on every thread of the launch's blocks and waits for all of them, at most until
+// the deadline (then aborts the launch and reports failure). Reentrant: several launches may run
+// at once from different host threads (e.g. one per simulated rank, or one per block).
 inline LaunchResult launch(const LaunchConfig& config, std::function<void()> kernel) {
   LaunchResult result;
+  const bool fibers = config.fibers && kFiberModeAvailable;
+  const int blocks = config.blockCount == -1 ? config.gridDim - config.firstBlock : config.blockCount;
   if (config.gridDim < 1 || config.blockDim < kWarpSize || config.blockDim > kMaxBlockThreads ||
-      config.blockDim % kWarpSize != 0 || int64_t(config.gridDim) * config.blockDim > kMaxLaunchThreads) {
+      config.blockDim % kWarpSize != 0) {
     result.error = "simt launch: grid " + std::to_string(config.gridDim) + " x block " +
                    std::to_string(config.blockDim) + " is not whole warps within the harness limits";
     return result;
   }
-  auto state = std::make_shared<LaunchState>(config, std::move(kernel));
+  if (config.firstBlock < 0 || blocks < 1 || int64_t(config.firstBlock) + blocks > config.gridDim) {
+    result.error = "simt launch: firstBlock " + std::to_string(config.firstBlock) + " and blockCount " +
+                   std::to_string(config.blockCount) + " name no nonempty range of the grid's " +
+                   std::to_string(config.gridDim) + " blocks";
+    return result;
+  }
+  // The limits count what starts: fiber mode starts one OS thread per block.
+  if (config.fibers ? blocks > kMaxFiberBlocks : int64_t(blocks) * config.blockDim > kMaxLaunchThreads) {
+    result.error = "simt launch: grid " + std::to_string(config.gridDim) + " x block " +
+                   std::to_string(config.blockDim) + " is not whole warps within the harness limits";
+    if (blocks != config.gridDim) result.error += " (" + std::to_string(blocks) + " of its blocks to start)";
+    return result;
+  }
+  if (fibers && config.fiberStackBytes < (16u << 10)) {  // makecontext's frame and the kernel's need room
+    result.error = "simt launch: a fiber stack of " + std::to_string(config.fiberStackBytes) + " bytes is too small";
+    return result;
+  }
+  auto state = std::make_shared<LaunchState>(config, blocks, std::move(kernel));
   const auto deadline = std::chrono::steady_clock::now() + config.deadline;
+  // Thread mode: one OS thread per GPU thread. Fiber mode: one per block.
+  const int threadsPerOsThread = fibers ? config.blockDim : 1;
   std::vector<std::thread> threads;
-  threads.reserve(state->total());
+  threads.reserve(state->total() / threadsPerOsThread);
   try {
-    for (int i = 0; i < state->total(); ++i) threads.emplace_back([state, i] { state->runThread(i); });
+    for (int i = 0; i < state->total() / threadsPerOsThread; ++i) {
+#if ACCL_SIMT_CPU_FIBERS
+      if (fibers) {
+        threads.emplace_back([state, i] { state->runBlock(i); });
+        continue;
+      }
+#endif
+      threads.emplace_back([state, i] { state->runThread(i); });
+    }
   } catch (const std::system_error& e) {
     state->abort();
-    result.error = std::string("simt launch: could not start a kernel thread: ") + e.what();
+    result.error = std::string("simt launch: could not start a ") + (fibers ? "block" : "kernel") +
+                   " thread: " + e.what();
   }
-  state->setStarted(int(threads.size()));
+  state->setStarted(int(threads.size()) * threadsPerOsThread);
 
   if (!state->waitFinished(deadline)) {
     result.timedOut = true;
@@ -311,14 +536,18 @@ inline LaunchResult launch(const LaunchConfig& config, std::function<void()> ker
     state->waitFinished(std::chrono::steady_clock::now() + config.grace);
   }
   std::string stuck;
-  for (size_t i = 0; i < threads.size(); ++i) {
-    if (state->threadDone(int(i))) {
-      threads[i].join();
-      continue;
+  for (size_t t = 0; t < threads.size(); ++t) {
+    int notDone = 0;
+    for (int j = 0; j < threadsPerOsThread; ++j) {
+      const int i = int(t) * threadsPerOsThread + j;
+      if (state->threadDone(i)) continue;
+      ++notDone;
+      if (result.threadsNotStopped++ < 8)
+        stuck += " b" + std::to_string(config.firstBlock + i / config.blockDim) + "t" +
+                 std::to_string(i % config.blockDim);
     }
-    threads[i].detach();  // the thread holds its own reference to `state`
-    if (result.threadsNotStopped++ < 8)
-      stuck += " b" + std::to_string(int(i) / config.blockDim) + "t" + std::to_string(int(i) % config.blockDim);
+    if (notDone == 0) threads[t].join();
+    else threads[t].detach();  // the thread holds its own reference to `state`
   }
   std::string kernelError = state->firstError();
   if (result.timedOut) {

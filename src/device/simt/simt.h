@@ -5,7 +5,8 @@
 //     (simt_cuda.h).
 //   * Under a plain C++ compiler they lower to std::atomic_ref operations and calls into the CPU
 //     SIMT harness (simt_cpu.h, cpu_harness.h), which runs a grid of small blocks with one
-//     std::thread per GPU thread, so the same Prims code runs, with a real memory model, in CI.
+//     std::thread per GPU thread (or, in fiber mode, one per block), so the same Prims code runs,
+//     with a real memory model, in CI.
 //
 // API (namespace accl::simt; every function is ACCL_SIMT_FN):
 //

@@ -1,0 +1,184 @@
+// What a first GPU run would show of the GPU-readiness faults (issue 18), as tests of the public
+// API: two streams alternating on one communicator, a graph captured in global mode and replayed,
+// suspend and resume between collectives, and the caller's current device after a collective.
+// Every value is closed-form. They run on a real GPU (label gpu) and on the virtual GPU (label
+// vgpu, tests/gpu/CMakeLists.txt says which are expected to fail until issue 18 fixes them).
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <string>
+#include <vector>
+
+#include "collectives_gpu_util.h"
+
+namespace accl::gputest {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+constexpr auto kLimit = std::chrono::seconds(60);
+
+class GpuReadiness : public CudaBackendTest {};
+
+// Rank r's element i of input k: exact in float, different per rank, element and input.
+float input(int r, size_t i, int k) { return float((r + 1) * (k + 1) + int(i % 13)); }
+float sumOf(int n, size_t i, int k) {
+  float s = 0;
+  for (int r = 0; r < n; ++r) s += input(r, i, k);
+  return s;
+}
+
+// Device buffers of one rank: one input and one output per collective.
+struct Buffers {
+  std::vector<float*> in, out;
+  ~Buffers() {
+    for (float* p : in) cudaFree(p);
+    for (float* p : out) cudaFree(p);
+  }
+};
+
+std::string upload(Buffers& b, int r, int k, size_t count) {
+  std::vector<float> h(count);
+  for (size_t i = 0; i < count; ++i) h[i] = input(r, i, k);
+  float *in = nullptr, *out = nullptr;
+  if (cudaMalloc(&in, count * sizeof(float)) != cudaSuccess || cudaMalloc(&out, count * sizeof(float)) != cudaSuccess)
+    return "cudaMalloc failed";
+  b.in.push_back(in);
+  b.out.push_back(out);
+  if (cudaMemcpy(in, h.data(), count * sizeof(float), cudaMemcpyHostToDevice) != cudaSuccess ||
+      cudaMemset(out, 0, count * sizeof(float)) != cudaSuccess)
+    return "upload failed";
+  return "";
+}
+
+std::string checkSums(const Buffers& b, int n, int r, int k, size_t count) {
+  std::vector<float> h(count);
+  if (cudaMemcpy(h.data(), b.out[k], count * sizeof(float), cudaMemcpyDeviceToHost) != cudaSuccess)
+    return "download failed";
+  for (size_t i = 0; i < count; ++i)
+    if (h[i] != sumOf(n, i, k))
+      return "rank " + std::to_string(r) + " collective " + std::to_string(k) + " element " + std::to_string(i) +
+             " = " + std::to_string(h[i]) + ", expected " + std::to_string(sumOf(n, i, k));
+  return "";
+}
+
+// Fault 2: consecutive collectives of one communicator issued on two streams, with nothing
+// between them in the user's program, must not run at once (NCCL orders a communicator's work).
+TEST_F(GpuReadiness, TwoStreamsAlternateOnOneCommunicator) {
+  constexpr int kRanks = 2, kColls = 8;
+  constexpr size_t kCount = 70001;
+  CommSet set(kRanks);
+  ASSERT_EQ(set.initResult(), ncclSuccess) << ncclText(set.initResult());
+  std::vector<cudaStream_t> second(kRanks);
+  for (auto& s : second) ASSERT_EQ(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking), cudaSuccess);
+  std::vector<Buffers> bufs(kRanks);
+  for (int r = 0; r < kRanks; ++r)
+    for (int k = 0; k < kColls; ++k) ASSERT_EQ(upload(bufs[r], r, k, kCount), "");
+  for (int k = 0; k < kColls; ++k) {
+    ASSERT_EQ(ncclGroupStart(), ncclSuccess);
+    for (int r = 0; r < kRanks; ++r)
+      ASSERT_EQ(ncclAllReduce(bufs[r].in[k], bufs[r].out[k], kCount, ncclFloat32, ncclSum, set.comm(r),
+                              k % 2 ? second[r] : set.stream(r)),
+                ncclSuccess);
+    ASSERT_EQ(ncclGroupEnd(), ncclSuccess);
+  }
+  ASSERT_EQ(set.waitAll(kLimit), "");
+  for (int r = 0; r < kRanks; ++r) ASSERT_EQ(waitStream(second[r], Clock::now() + kLimit), "") << "rank " << r;
+  for (int r = 0; r < kRanks; ++r)
+    for (int k = 0; k < kColls; ++k) EXPECT_EQ(checkSums(bufs[r], kRanks, r, k, kCount), "");
+  for (auto s : second) cudaStreamDestroy(s);
+}
+
+// Fault 6: an all-reduce captured in global mode (PyTorch's default) by one thread driving two
+// ranks, then replayed three times with new inputs. No CUDA call may invalidate the capture.
+TEST_F(GpuReadiness, GraphCapturedInGlobalModeReplaysThreeTimes) {
+  constexpr int kRanks = 2;
+  constexpr size_t kCount = 1031 + (size_t{1} << 16);
+  CommSet set(kRanks);
+  ASSERT_EQ(set.initResult(), ncclSuccess) << ncclText(set.initResult());
+  std::vector<Buffers> bufs(kRanks);
+  for (int r = 0; r < kRanks; ++r) ASSERT_EQ(upload(bufs[r], r, 0, kCount), "");
+  std::vector<cudaGraph_t> graphs(kRanks, nullptr);
+  std::vector<cudaGraphExec_t> execs(kRanks, nullptr);
+  for (int r = 0; r < kRanks; ++r)
+    ASSERT_EQ(cudaStreamBeginCapture(set.stream(r), cudaStreamCaptureModeGlobal), cudaSuccess);
+  ASSERT_EQ(ncclGroupStart(), ncclSuccess);
+  for (int r = 0; r < kRanks; ++r)
+    EXPECT_EQ(ncclAllReduce(bufs[r].in[0], bufs[r].out[0], kCount, ncclFloat32, ncclSum, set.comm(r), set.stream(r)),
+              ncclSuccess)
+        << ncclText(ncclInternalError);
+  const ncclResult_t groupRes = ncclGroupEnd();
+  for (int r = 0; r < kRanks; ++r)
+    EXPECT_EQ(cudaStreamEndCapture(set.stream(r), &graphs[r]), cudaSuccess) << "rank " << r;
+  ASSERT_EQ(groupRes, ncclSuccess) << ncclText(groupRes);
+  for (int r = 0; r < kRanks; ++r) {
+    ASSERT_NE(graphs[r], nullptr);
+    ASSERT_EQ(cudaGraphInstantiate(&execs[r], graphs[r], 0), cudaSuccess);
+  }
+  for (int replay = 0; replay < 3; ++replay) {
+    for (int r = 0; r < kRanks; ++r) {
+      std::vector<float> h(kCount);
+      for (size_t i = 0; i < kCount; ++i) h[i] = input(r, i, replay);
+      ASSERT_EQ(cudaMemcpy(bufs[r].in[0], h.data(), kCount * sizeof(float), cudaMemcpyHostToDevice), cudaSuccess);
+      ASSERT_EQ(cudaMemset(bufs[r].out[0], 0, kCount * sizeof(float)), cudaSuccess);
+    }
+    for (int r = 0; r < kRanks; ++r) ASSERT_EQ(cudaGraphLaunch(execs[r], set.stream(r)), cudaSuccess);
+    ASSERT_EQ(set.waitAll(kLimit), "") << "replay " << replay;
+    for (int r = 0; r < kRanks; ++r) {
+      std::vector<float> h(kCount);
+      ASSERT_EQ(cudaMemcpy(h.data(), bufs[r].out[0], kCount * sizeof(float), cudaMemcpyDeviceToHost), cudaSuccess);
+      for (size_t i = 0; i < kCount; ++i)
+        ASSERT_EQ(h[i], sumOf(kRanks, i, replay)) << "replay " << replay << " rank " << r << " element " << i;
+    }
+  }
+  for (int r = 0; r < kRanks; ++r) {
+    cudaGraphExecDestroy(execs[r]);
+    cudaGraphDestroy(graphs[r]);
+  }
+}
+
+// Fault 4: suspend releases the connections' memory and resume rebuilds it; the collectives after
+// resume must run on the new FIFOs, never on the freed ones.
+TEST_F(GpuReadiness, SuspendAndResumeBetweenCollectives) {
+  constexpr int kRanks = 2;
+  constexpr size_t kCount = 4099;
+  CommSet set(kRanks);
+  ASSERT_EQ(set.initResult(), ncclSuccess) << ncclText(set.initResult());
+  std::vector<Buffers> bufs(kRanks);
+  for (int r = 0; r < kRanks; ++r)
+    for (int k = 0; k < 2; ++k) ASSERT_EQ(upload(bufs[r], r, k, kCount), "");
+  for (int k = 0; k < 2; ++k) {
+    if (k == 1) {
+      for (int r = 0; r < kRanks; ++r) ASSERT_EQ(ncclCommSuspend(set.comm(r), NCCL_SUSPEND_MEM), ncclSuccess);
+      for (int r = 0; r < kRanks; ++r) ASSERT_EQ(ncclCommResume(set.comm(r)), ncclSuccess) << ncclText(ncclInternalError);
+    }
+    ASSERT_EQ(ncclGroupStart(), ncclSuccess);
+    for (int r = 0; r < kRanks; ++r)
+      ASSERT_EQ(ncclAllReduce(bufs[r].in[k], bufs[r].out[k], kCount, ncclFloat32, ncclSum, set.comm(r), set.stream(r)),
+                ncclSuccess);
+    ASSERT_EQ(ncclGroupEnd(), ncclSuccess);
+    ASSERT_EQ(set.waitAll(kLimit), "") << "collective " << k;
+    for (int r = 0; r < kRanks; ++r) EXPECT_EQ(checkSums(bufs[r], kRanks, r, k, kCount), "");
+  }
+}
+
+// Fault 9: a collective on a communicator of device 0 leaves the caller's current device alone.
+TEST_F(GpuReadiness, CollectiveLeavesTheCallersDeviceCurrent) {
+  int devices = 0;
+  ASSERT_EQ(cudaGetDeviceCount(&devices), cudaSuccess);
+  if (devices < 2) GTEST_SKIP() << "needs two devices";
+  CommSet set(1);
+  ASSERT_EQ(set.initResult(), ncclSuccess) << ncclText(set.initResult());
+  Buffers b;
+  ASSERT_EQ(upload(b, 0, 0, 1031), "");
+  ASSERT_EQ(cudaSetDevice(1), cudaSuccess);
+  ASSERT_EQ(ncclAllReduce(b.in[0], b.out[0], 1031, ncclFloat32, ncclSum, set.comm(0), set.stream(0)), ncclSuccess);
+  int current = -1;
+  ASSERT_EQ(cudaGetDevice(&current), cudaSuccess);
+  EXPECT_EQ(current, 1) << "ncclAllReduce changed the calling thread's current device";
+  ASSERT_EQ(cudaSetDevice(0), cudaSuccess);
+  ASSERT_EQ(set.waitAll(kLimit), "");
+  EXPECT_EQ(checkSums(b, 1, 0, 0, 1031), "");
+}
+
+}  // namespace
+}  // namespace accl::gputest
