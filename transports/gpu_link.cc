@@ -52,6 +52,7 @@ int guessPathType(bool sameDevice, bool peerAccess, bool nativeAtomics) {
 
 GpuLink chooseGpuLink(const GpuPairFacts& f, const GpuLinkPolicy& policy) {
   if (!f.bothGpuFifos) return GpuLink::kNone;
+  if (!f.sameNode) return GpuLink::kNone;  // other nodes, virtual ones included: the network
   if (!f.sameProcess && !f.shareMemory) return GpuLink::kNone;  // other machines: the network
   const int path = f.pathType >= 0 ? f.pathType : guessPathType(f.sameDevice, f.peerAccess, false);
   const bool reachable = f.sameDevice || f.peerAccess;

@@ -28,6 +28,7 @@ const char* p2pModeName(P2pMode mode);  // "direct pointer", "CUMEM", "IPC" (as 
 // What both ends know about a pair of GPU ranks.
 struct GpuPairFacts {
   bool bothGpuFifos = false;  // both ranks run kernels on device FIFOs (a CUDA backend)
+  bool sameNode = true;       // same host identity (hostHash: NCCL_HOSTID's virtual nodes differ)
   bool sameProcess = false;
   bool shareMemory = false;   // same kernel and PID namespace (host_identity.h canShareMemory)
   bool sameDevice = false;    // same PCI bus id: several ranks on one GPU

@@ -46,7 +46,7 @@ bool backendImplements(const TunerTopo& topo, FuncId func, int algo, int proto) 
     if (proto == kProtoLL128) return false;
     if (algo == kAlgoRing) return true;
     if (algo == kAlgoTree) return allReduce;
-    if (algo == kAlgoOneShot) return allReduce && proto == kProtoSimple;
+    if (algo == kAlgoOneShot) return allReduce && proto == kProtoSimple && topo.oneShotRuns;
     return false;
   }
   // CUDA: the algorithms with a schedule in src/algos and kernels behind it. The GPU model still

@@ -36,6 +36,19 @@ TEST(GpuLink, HostBackendPairsAreNotGpuPairs) {
   EXPECT_EQ(chooseGpuLink(f, GpuLinkPolicy{}), GpuLink::kNone);
 }
 
+// Found on the virtual GPU across network-namespace hosts: ranks of different host identities
+// (NCCL_HOSTID's virtual nodes) on one machine reached each other through CUDA IPC instead of
+// the network. Another node is the network's, whatever the kernel could share.
+TEST(GpuLink, OtherNodesUseTheNetworkEvenOnOneMachine) {
+  GpuPairFacts f = twoDevicesTwoProcesses(true, kPathNvl);
+  f.sameNode = false;
+  EXPECT_EQ(chooseGpuLink(f, GpuLinkPolicy{}), GpuLink::kNone);
+  GpuPairFacts sameGpu = sameDeviceThreads();
+  sameGpu.sameProcess = false;
+  sameGpu.sameNode = false;
+  EXPECT_EQ(chooseGpuLink(sameGpu, GpuLinkPolicy{}), GpuLink::kNone);
+}
+
 TEST(GpuLink, SeveralRanksOnOneDeviceUseP2pEvenWithP2pDisabled) {
   GpuLinkPolicy disabled;
   disabled.p2pDisable = true;

@@ -265,6 +265,12 @@ TEST_F(TunerGpuModel, BackendImplementsFollowsTheBackend) {
   EXPECT_FALSE(backendImplements(host, kFuncAllGather, kAlgoTree, kProtoSimple));
   EXPECT_FALSE(backendImplements(host, kFuncAllReduce, kAlgoRing, kProtoLL128));
   EXPECT_FALSE(backendImplements(host, kFuncAllReduce, kAlgoNvls, kProtoSimple));
+  // The CUDA backend priced by the host model: everything the host offers but the one-round
+  // all-reduce, which has no kernel (ncclInvalidUsage at launch before this mark existed).
+  TunerTopo cudaOnHostModel = host;
+  cudaOnHostModel.oneShotRuns = false;
+  EXPECT_FALSE(backendImplements(cudaOnHostModel, kFuncAllReduce, kAlgoOneShot, kProtoSimple));
+  EXPECT_TRUE(backendImplements(cudaOnHostModel, kFuncAllReduce, kAlgoRing, kProtoSimple));
   TunerTopo gpu = dgxH100(1);
   EXPECT_TRUE(backendImplements(gpu, kFuncAllReduce, kAlgoRing, kProtoLL128));
   // Priced by the model (PatOnlyWithOneRankPerNode) but without kernels: never handed out.

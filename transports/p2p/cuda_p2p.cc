@@ -307,6 +307,7 @@ GpuPairFacts gpuPairFacts(const PeerInfo& self, const PeerInfo& peer) {
   GpuPairFacts f;
   f.bothGpuFifos = self.gpuFifos == 1 && peer.gpuFifos == 1 && self.busId >= 0 && peer.busId >= 0;
   if (!f.bothGpuFifos) return f;
+  f.sameNode = self.hostHash == peer.hostHash;
   f.sameProcess = sameProcess(self, peer);
   f.shareMemory = canShareMemory(self.place, peer.place, nullptr);
   f.sameDevice = self.busId == peer.busId;

@@ -8,6 +8,7 @@
 
 #include "backend/cuda/kernel_launch.h"
 #include "core/liveness/peer_failure.h"
+#include "device/cuda/cuda_memory.h"
 #include "device/cuda/prims_conn.h"
 #include "tuner/host_model.h"
 #include "util/check.h"
@@ -56,6 +57,7 @@ CudaBackend::~CudaBackend() {
   inFlight_.clear();
   for (cudaEvent_t e : freeEvents_) cudaEventDestroy(e);
   if (joinEvent_) cudaEventDestroy(joinEvent_);
+  if (lastLaunch_) cudaEventDestroy(lastLaunch_);
   for (Mapped& m : freeSpills_) freeMapped(m);
   for (Mapped& m : capturedSpills_) freeMapped(m);
   for (Mapped& m : connBlocks_) freeMapped(m);
@@ -63,14 +65,16 @@ CudaBackend::~CudaBackend() {
 }
 
 int CudaBackend::channelCount(const CommFacts& facts) const {
-  // Residency: every block of every rank on this GPU must be resident together.
+  // Residency: every block of every rank on a GPU must be resident together. Every rank divides by
+  // the busiest GPU's rank count (known to all), so that all ranks agree on the count — ranks
+  // spread unevenly over GPUs would otherwise build different channels and wait for each other.
   int sms = 1, perSm = 1, current = 0;
   cudaGetDevice(&current);
   cudaSetDevice(facts.cudaDev);
   cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, facts.cudaDev);
   if (acclKernelBlocksPerSm(&perSm) != cudaSuccess || perSm < 1) perSm = 1;
   cudaSetDevice(current);
-  const int cap = std::max(1, sms * perSm / facts.ranksOnMyDevice);
+  const int cap = std::max(1, sms * perSm / facts.ranksOnBusiestDevice);
   int n = std::min(cap, kMaxChannels);  // the tuner picks how many a collective uses
   const int64_t minCh = paramInt("NCCL_MIN_NCHANNELS");
   const int64_t maxCh = paramInt("NCCL_MAX_NCHANNELS");
@@ -164,7 +168,15 @@ ncclResult_t CudaBackend::start() {
     for (int r = 0; r < n; ++r) ringRanks_[size_t(c) * n + r] = r;
   }
   ACCL_CUDA_CHECK(cudaEventCreateWithFlags(&joinEvent_, cudaEventDisableTiming));
+  ACCL_CUDA_CHECK(cudaEventCreateWithFlags(&lastLaunch_, cudaEventDisableTiming));
   watcher_ = std::thread([this] { watchAbort(); });
+  return ncclSuccess;
+}
+
+ncclResult_t CudaBackend::recordLaunch(cudaStream_t stream) {
+  ACCL_CUDA_CHECK(cudaEventRecord(lastLaunch_, stream));
+  lastLaunchStream_ = stream;
+  lastLaunchRecorded_ = true;
   return ncclSuccess;
 }
 
@@ -257,8 +269,11 @@ ncclResult_t CudaBackend::publishChannel(int c) {
 
 std::unique_ptr<CostModel> CudaBackend::costModel(TunerTopo* topo, int nChannels, int cpus) const {
   // Still the host model (as before this seam existed): the GPU model (topology search,
-  // GpuCostModel) is wired for CUDA communicators by the GPU-readiness work.
-  return hostCostModelFor(topo, nChannels, cpus);
+  // GpuCostModel) is wired for CUDA communicators by the GPU-readiness work. It must not hand out
+  // the host-only one-round all-reduce, which has no kernel.
+  auto model = hostCostModelFor(topo, nChannels, cpus);
+  topo->oneShotRuns = false;
+  return model;
 }
 
 ncclResult_t CudaBackend::publishConnections(int c, const ChannelLinks& links) {
@@ -289,13 +304,9 @@ ncclResult_t CudaBackend::spillBuffer(size_t bytes, bool captured, Mapped* out) 
 }
 
 ncclResult_t CudaBackend::launch(std::unique_ptr<Plan> plan) {
-  if (plan->nChannelsUsed == 0) {
-    view_.recycle(std::move(plan));
-    return ncclSuccess;
-  }
-  ACCL_CUDA_CHECK(cudaSetDevice(device_));
+  cuda::DeviceGuard device(device_);  // the caller's current device is theirs (restored on return)
   PackedLaunch packed;
-  ncclResult_t res = packPlan(*plan, PackOptions{}, &packed);
+  ncclResult_t res = plan->nChannelsUsed > 0 ? packPlan(*plan, PackOptions{}, &packed) : ncclSuccess;
   if (res != ncclSuccess) {
     view_.recycle(std::move(plan));
     return res;
@@ -304,6 +315,19 @@ ncclResult_t CudaBackend::launch(std::unique_ptr<Plan> plan) {
   cudaStreamCaptureStatus capture = cudaStreamCaptureStatusNone;
   ACCL_CUDA_CHECK(cudaStreamIsCapturing(s0, &capture));
   const bool captured = capture == cudaStreamCaptureStatusActive;
+
+  // One communicator's launches run one after another whatever streams they come on (they share
+  // the connections' steps and slots): this one waits for the previous one, as NCCL orders them.
+  // A captured launch is ordered by the graph's own stream instead.
+  if (!captured && lastLaunchRecorded_ && lastLaunchStream_ != s0)
+    ACCL_CUDA_CHECK(cudaStreamWaitEvent(s0, lastLaunch_, 0));
+  for (const LocalCopy& c : plan->selfCopies)
+    ACCL_CUDA_CHECK(cudaMemcpyAsync(c.dst, c.src, c.bytes, cudaMemcpyDefault, s0));
+  if (plan->nChannelsUsed == 0) {
+    if (!captured) ACCL_CHECK(recordLaunch(s0));
+    view_.recycle(std::move(plan));
+    return ncclSuccess;
+  }
 
   InFlight f;
   if (packed.spilled()) {
@@ -342,6 +366,7 @@ ncclResult_t CudaBackend::launch(std::unique_ptr<Plan> plan) {
   }
   if (!f.done) ACCL_CUDA_CHECK(cudaEventCreateWithFlags(&f.done, cudaEventDisableTiming));
   ACCL_CUDA_CHECK(cudaEventRecord(f.done, s0));
+  ACCL_CHECK(recordLaunch(s0));
   f.plan = std::move(plan);
   std::lock_guard<std::mutex> lock(mutex_);
   inFlight_.push_back(std::move(f));

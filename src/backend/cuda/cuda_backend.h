@@ -90,6 +90,8 @@ class CudaBackend final : public CommBackend {
   ncclResult_t spillBuffer(size_t bytes, bool captured, Mapped* out);
   // Reaps completed launches; ncclInProgress while some run.
   ncclResult_t reap();
+  // Marks `stream`'s position as the end of this communicator's latest launch.
+  ncclResult_t recordLaunch(cudaStream_t stream);
   void watchAbort();
   template <class T>
   T* hostOf(T* dev) const;
@@ -119,6 +121,10 @@ class CudaBackend final : public CommBackend {
   std::vector<Mapped> freeSpills_;
   std::vector<Mapped> capturedSpills_;
   cudaEvent_t joinEvent_ = nullptr;
+  // The end of the latest launch (not captured) and its stream: the next launch waits for it.
+  cudaEvent_t lastLaunch_ = nullptr;
+  cudaStream_t lastLaunchStream_ = nullptr;
+  bool lastLaunchRecorded_ = false;
   ncclResult_t stickyError_ = ncclSuccess;
   uint64_t launches_ = 0;
   std::atomic<uint64_t> scratchBytes_{0};

@@ -1,6 +1,8 @@
 // HostBackend: set-up, chunk sizing, connect / launch, errors and scratch (see host_backend.h).
 #include "backend/host/host_backend.h"
 
+#include <cstring>
+
 #include "backend/host/host_executor.h"
 #include "backend/host/p2p_batch_loop.h"
 #include "backend/host/host_prims.h"
@@ -56,6 +58,7 @@ std::unique_ptr<CostModel> HostBackend::costModel(TunerTopo* topo, int nChannels
 
 ncclResult_t HostBackend::launch(std::unique_ptr<Plan> plan) {
   // Synchronous: the plan has run when this returns, and goes straight back to the pool.
+  for (const LocalCopy& c : plan->selfCopies) std::memmove(c.dst, c.src, c.bytes);
   ncclResult_t res = workers_.runAll(plan->nChannelsUsed, [&](int c) { return hostRunChannel(*this, c, *plan); });
   view_.recycle(std::move(plan));
   return res;

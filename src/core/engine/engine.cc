@@ -23,6 +23,17 @@ int ranksOnMyDevice(const ncclComm& comm) {
   return std::max(n, 1);
 }
 
+// The most ranks of the communicator on one GPU (same host, same PCI bus id): the same on every rank.
+int ranksOnBusiestDevice(const ncclComm& comm) {
+  int most = 1;
+  for (const PeerInfo& me : comm.peers) {
+    int n = 0;
+    for (const PeerInfo& p : comm.peers) n += p.hostHash == me.hostHash && p.busId == me.busId;
+    most = std::max(most, n);
+  }
+  return most;
+}
+
 CommFacts factsOf(const ncclComm& comm) {
   CommFacts f;
   f.comm = &comm;
@@ -32,6 +43,7 @@ CommFacts factsOf(const ncclComm& comm) {
   f.nNodes = comm.layout.nNodes;
   f.cudaDev = comm.cudaDev;
   f.ranksOnMyDevice = comm.peers.empty() ? 1 : ranksOnMyDevice(comm);
+  f.ranksOnBusiestDevice = comm.peers.empty() ? 1 : ranksOnBusiestDevice(comm);
   f.minCTAs = comm.config.base.minCTAs;
   f.maxCTAs = comm.config.base.maxCTAs;
   f.abortFlag = &comm.abortFlag;

@@ -171,8 +171,9 @@ ncclResult_t planColl(ncclComm* comm, const Task& t, Plan* plan) {
   return ncclSuccess;
 }
 
-// Sends and receives to this rank itself are matched in call order and copied directly.
-ncclResult_t matchSelfTransfers(ncclComm* comm, const std::vector<const Task*>& batch) {
+// Sends and receives to this rank itself are matched in call order and become the plan's local
+// copies: the backend runs them with the launch (on its stream, after the stream's earlier work).
+ncclResult_t matchSelfTransfers(ncclComm* comm, const std::vector<const Task*>& batch, Plan* plan) {
   std::vector<const P2pCall*> sends, recvs;
   for (const Task* t : batch)
     if (t->p2p.peer == comm->rank) (t->p2p.isSend ? sends : recvs).push_back(&t->p2p);
@@ -184,7 +185,8 @@ ncclResult_t matchSelfTransfers(ncclComm* comm, const std::vector<const Task*>& 
     if (sb != rb)
       return fail(ncclInvalidUsage, "ncclSend/ncclRecv to self on rank %d: sizes differ (%zu vs %zu bytes)",
                   comm->rank, sb, rb);
-    if (sb && sends[i]->sendbuff != recvs[i]->recvbuff) std::memmove(recvs[i]->recvbuff, sends[i]->sendbuff, sb);
+    if (sb && sends[i]->sendbuff != recvs[i]->recvbuff)
+      plan->selfCopies.push_back(LocalCopy{recvs[i]->recvbuff, sends[i]->sendbuff, sb});
   }
   return ncclSuccess;
 }
@@ -192,7 +194,7 @@ ncclResult_t matchSelfTransfers(ncclComm* comm, const std::vector<const Task*>& 
 // Adds a batch of consecutive send/recv tasks to the plan: each transfer is cut into the same
 // per-channel pieces on both sides (both know the count and type).
 ncclResult_t planP2p(ncclComm* comm, const std::vector<const Task*>& batch, Plan* plan) {
-  ACCL_CHECK(matchSelfTransfers(comm, batch));
+  ACCL_CHECK(matchSelfTransfers(comm, batch, plan));
   CommEngine& e = *comm->engine;
   std::vector<std::vector<P2pWork>> perChannel(e.nChannels);
   for (const Task* t : batch) {
@@ -271,7 +273,7 @@ ncclResult_t runComm(ncclComm* comm, const std::vector<Task>& tasks) {
   CommEngine& e = *comm->engine;
   std::unique_ptr<Plan> plan = e.plans.acquire(e.nChannels);
   ncclResult_t built = buildPlan(comm, tasks, plan.get());
-  if (built != ncclSuccess || plan->nChannelsUsed == 0) {
+  if (built != ncclSuccess || plan->empty()) {
     e.plans.recycle(std::move(plan));
     return built;
   }

@@ -25,6 +25,14 @@ struct PlanItem {
   std::vector<P2pWork> p2p;  // when !isColl
 };
 
+// A send to this rank itself matched with its receive: a copy on the launch's stream (CUDA) or
+// at its run (host), in call order with the launch's other work.
+struct LocalCopy {
+  void* dst = nullptr;
+  const void* src = nullptr;
+  size_t bytes = 0;
+};
+
 struct Plan {
   std::vector<std::vector<PlanItem>> channels;  // channels[c] = items of channel c, in order
   int nChannelsUsed = 0;
@@ -33,9 +41,11 @@ struct Plan {
   // for its end (NCCL's semantics for a group over several streams). The host backend runs
   // synchronously on the calling thread and ignores them.
   std::vector<cudaStream_t> streams;
+  std::vector<LocalCopy> selfCopies;  // run before the channels' work
   // Storage bytes of this plan last counted into the pool's total (PlanPool bookkeeping).
   uint64_t countedBytes = 0;
 
+  bool empty() const { return nChannelsUsed == 0 && selfCopies.empty(); }
   // Empties the plan for its next launch, keeping its storage (no allocation on the
   // small-message path).
   void reset(int nChannels) {
@@ -43,6 +53,7 @@ struct Plan {
     for (auto& ch : channels) ch.clear();
     nChannelsUsed = 0;
     streams.clear();
+    selfCopies.clear();
   }
   // Records `stream` if the plan does not have it yet.
   void addStream(cudaStream_t stream) {

@@ -143,6 +143,51 @@ struct Fiber {
   bool longWait = false;         // the last yield came from a long wait
 };
 
+// Fiber stacks outlive their launch: a pool of mappings (guard page included) by size, reused by
+// later launches — a launch of 8 blocks x 512 threads would otherwise map, protect and unmap 4096
+// stacks, which costs more than a small collective. Bounded; the rest are unmapped.
+class StackPool {
+ public:
+  static StackPool& instance() {
+    static StackPool* pool = new StackPool;  // outlives static destructors (detached blocks)
+    return *pool;
+  }
+  void* take(size_t bytes) {
+    std::lock_guard<std::mutex> lock(mu_);
+    for (auto& [size, free] : free_)
+      if (size == bytes && !free.empty()) {
+        void* p = free.back();
+        free.pop_back();
+        --pooled_;
+        return p;
+      }
+    return nullptr;
+  }
+  void give(void* p, size_t bytes) {
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      if (pooled_ < kMaxPooled) {
+        for (auto& [size, free] : free_)
+          if (size == bytes) {
+            free.push_back(p);
+            ++pooled_;
+            return;
+          }
+        free_.push_back({bytes, {p}});
+        ++pooled_;
+        return;
+      }
+    }
+    munmap(p, bytes);
+  }
+
+ private:
+  static constexpr size_t kMaxPooled = 16384;
+  std::mutex mu_;
+  std::vector<std::pair<size_t, std::vector<void*>>> free_;
+  size_t pooled_ = 0;
+};
+
 // The fiber the calling OS thread runs now; null in thread mode and in the block's scheduler.
 inline thread_local Fiber* tlsFiber = nullptr;
 
@@ -430,6 +475,11 @@ class LaunchState {
   bool mapStack(detail::Fiber& f, std::string* why) {
     const size_t page = pageBytes();
     const size_t bytes = page + (config_.fiberStackBytes + page - 1) / page * page;
+    if (void* pooled = detail::StackPool::instance().take(bytes)) {
+      f.mapping = pooled;
+      f.mappingBytes = bytes;
+      return true;
+    }
     void* p = mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE | MAP_STACK,
                    -1, 0);
     if (p == MAP_FAILED) {
@@ -448,7 +498,7 @@ class LaunchState {
   }
 
   static void unmapStack(detail::Fiber& f) {
-    if (f.mapping != nullptr) munmap(f.mapping, f.mappingBytes);
+    if (f.mapping != nullptr) detail::StackPool::instance().give(f.mapping, f.mappingBytes);
     f.mapping = nullptr;
   }
 #endif

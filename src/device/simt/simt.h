@@ -40,8 +40,8 @@
 //                  CUDA by the warp's 128-byte store atomicity (NVLink / same device), on the CPU
 //                  by a release store of the flag after the whole warp wrote its words.
 //   Waiting        spinUntil(done, abortFlag) -- polls done() until it is true (returns true) or
-//                  *abortFlag != 0, checked every kAbortCheckSpins polls (returns false). On the
-//                  CPU it also yields and stops at the harness deadline. warpSpinUntil: the same
+//                  *abortFlag != 0, checked every kAbortCheckSpins polls on a GPU, every poll on the
+//                  CPU, where it also yields and stops at the harness deadline. warpSpinUntil: the same
 //                  for a warp-collective done() (e.g. ll128TryLoad); the abort decision is a warp
 //                  vote, so every lane leaves the loop together.
 //

@@ -228,14 +228,16 @@ ACCL_SIMT_FN bool ll128TryLoad(const uint64_t* line, uint64_t flag, uint64_t& w0
 
 // ---- waiting ------------------------------------------------------------------------------------
 
+// On the CPU a poll is a yield (of the thread, or of the fiber to its block's other 511), not a
+// few nanoseconds: the abort flag is read at every poll, and a warp votes on it every
+// kCpuWarpAbortCheckSpins polls, so that an abort ends a kernel in a bounded number of rounds.
+constexpr int kCpuWarpAbortCheckSpins = 8;
+
 template <class Done>
 ACCL_SIMT_FN bool spinUntil(Done&& done, const uint32_t* abortFlag, int checkEvery = kAbortCheckSpins) {
-  int spins = 0;
+  (void)checkEvery;
   for (int polls = 0; !done(); ++polls) {
-    if (abortFlag != nullptr && ++spins >= checkEvery) {
-      spins = 0;
-      if (loadVolatile32(abortFlag) != 0) return false;
-    }
+    if (abortFlag != nullptr && loadVolatile32(abortFlag) != 0) return false;
     cpu::pollPause(polls);
   }
   return true;
@@ -243,9 +245,10 @@ ACCL_SIMT_FN bool spinUntil(Done&& done, const uint32_t* abortFlag, int checkEve
 
 template <class Done>
 ACCL_SIMT_FN bool warpSpinUntil(Done&& done, const uint32_t* abortFlag, int checkEvery = kAbortCheckSpins) {
+  const int every = checkEvery < kCpuWarpAbortCheckSpins ? checkEvery : kCpuWarpAbortCheckSpins;
   int spins = 0;
   for (int polls = 0; !done(); ++polls) {
-    if (abortFlag != nullptr && ++spins >= checkEvery) {
+    if (abortFlag != nullptr && ++spins >= every) {
       spins = 0;
       if (any(loadVolatile32(abortFlag) != 0)) return false;
     }
