@@ -27,8 +27,8 @@ struct TunerTopo {
   int ppn = 1;              // ranks per node (the largest node)
   bool host = true;         // host backend (CPU memory, threads) rather than CUDA
   // Whether the communicator's backend runs the one-round all-reduce (kAlgoOneShot): the host
-  // backend does; the CUDA backend, priced by the host model until the GPU model is wired for it
-  // (issue 18, fault 7), has no kernel for it.
+  // backend does; the CUDA backend has no kernel for it (it is priced by the host model only
+  // when topology discovery found no GPU, createEngineTuner).
   bool oneShotRuns = true;
   int sm = 0;               // compute capability x10 of the GPUs (0 on the host backend)
   std::string cpuVendor;    // "GenuineIntel", "AuthenticAMD", ... (llMaxBw row across nodes)

@@ -53,6 +53,9 @@ bool backendImplements(const TunerTopo& topo, FuncId func, int algo, int proto) 
   // prices NVLS, NVLSTree, CollNet and PAT with NCCL's formulas (where the topology offers them);
   // the backend has no kernels for them, so the tuner never hands them out (a forced
   // NCCL_ALGO=PAT fails naming the backend, in Tuner::choose).
+  // LL128 only inside a node: the network proxy forwards Simple and LL steps, and has no LL128
+  // landing on the receiving side (issue 18 fault 3); NCCL enables it there, accl does not yet.
+  if (proto == kProtoLL128 && topo.nNodes > 1) return false;
   switch (algo) {
     case kAlgoRing: return true;
     case kAlgoTree: return allReduce;

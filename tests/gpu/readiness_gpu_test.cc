@@ -7,6 +7,7 @@
 
 #include <chrono>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "collectives_gpu_util.h"
@@ -159,6 +160,67 @@ TEST_F(GpuReadiness, SuspendAndResumeBetweenCollectives) {
     ASSERT_EQ(set.waitAll(kLimit), "") << "collective " << k;
     for (int r = 0; r < kRanks; ++r) EXPECT_EQ(checkSums(bufs[r], kRanks, r, k, kCount), "");
   }
+}
+
+// Fault 4, the abort side: a revoke raises the abort flag only for a moment (quiesce: 1, release
+// the connections, 0). A kernel waiting for a peer that never comes must still stop before the
+// connections it spins on are freed, and the revoke must return.
+TEST_F(GpuReadiness, RevokeStopsAKernelWaitingForItsPeer) {
+  constexpr int kRanks = 2;
+  constexpr size_t kCount = 1031;
+  CommSet set(kRanks);
+  ASSERT_EQ(set.initResult(), ncclSuccess) << ncclText(set.initResult());
+  std::vector<Buffers> bufs(kRanks);
+  for (int r = 0; r < kRanks; ++r)
+    for (int k = 0; k < 2; ++k) ASSERT_EQ(upload(bufs[r], r, k, kCount), "");
+  // Connected and working first.
+  ASSERT_EQ(ncclGroupStart(), ncclSuccess);
+  for (int r = 0; r < kRanks; ++r)
+    ASSERT_EQ(ncclAllReduce(bufs[r].in[0], bufs[r].out[0], kCount, ncclFloat32, ncclSum, set.comm(r), set.stream(r)),
+              ncclSuccess);
+  ASSERT_EQ(ncclGroupEnd(), ncclSuccess);
+  ASSERT_EQ(set.waitAll(kLimit), "");
+  // Rank 0 alone: its kernel waits for rank 1's data.
+  ASSERT_EQ(ncclAllReduce(bufs[0].in[1], bufs[0].out[1], kCount, ncclFloat32, ncclSum, set.comm(0), set.stream(0)),
+            ncclSuccess);
+  std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  EXPECT_EQ(cudaStreamQuery(set.stream(0)), cudaErrorNotReady) << "the lone rank's kernel cannot have finished";
+  const auto t0 = Clock::now();
+  ASSERT_EQ(ncclCommRevoke(set.comm(0), NCCL_REVOKE_DEFAULT), ncclSuccess) << ncclText(ncclInternalError);
+  EXPECT_LT(Clock::now() - t0, std::chrono::seconds(10)) << "the revoke waited for the kernel to end by itself";
+  // The kernel has ended (stopped by the revoke), before any connection was freed under it.
+  EXPECT_EQ(waitStream(set.stream(0), Clock::now() + std::chrono::seconds(5)), "");
+  ncclResult_t async = ncclSuccess;
+  ASSERT_EQ(ncclCommGetAsyncError(set.comm(0), &async), ncclSuccess);
+  EXPECT_NE(async, ncclSuccess) << "the stopped collective must report an error";
+  ASSERT_EQ(ncclCommAbort(set.comm(0)), ncclSuccess);
+  set.forget(0);
+}
+
+// Fault 5: two ranks of one communicator sharing a GPU and one stream would deadlock (the second
+// kernel queues behind the first, which waits for it): refused with a message, nothing launched,
+// and the communicators still work on their own streams afterwards.
+TEST_F(GpuReadiness, TwoRanksOnOneStreamAreRefused) {
+  constexpr int kRanks = 2;
+  constexpr size_t kCount = 1031;
+  CommSet set(kRanks);
+  ASSERT_EQ(set.initResult(), ncclSuccess) << ncclText(set.initResult());
+  std::vector<Buffers> bufs(kRanks);
+  for (int r = 0; r < kRanks; ++r) ASSERT_EQ(upload(bufs[r], r, 0, kCount), "");
+  ASSERT_EQ(ncclGroupStart(), ncclSuccess);
+  for (int r = 0; r < kRanks; ++r)
+    ASSERT_EQ(ncclAllReduce(bufs[r].in[0], bufs[r].out[0], kCount, ncclFloat32, ncclSum, set.comm(r), set.stream(0)),
+              ncclSuccess);
+  EXPECT_EQ(ncclGroupEnd(), ncclInvalidUsage);
+  EXPECT_NE(std::string(ncclGetLastError(nullptr)).find("on the same stream"), std::string::npos)
+      << ncclGetLastError(nullptr);
+  ASSERT_EQ(ncclGroupStart(), ncclSuccess);
+  for (int r = 0; r < kRanks; ++r)
+    ASSERT_EQ(ncclAllReduce(bufs[r].in[0], bufs[r].out[0], kCount, ncclFloat32, ncclSum, set.comm(r), set.stream(r)),
+              ncclSuccess);
+  ASSERT_EQ(ncclGroupEnd(), ncclSuccess);
+  ASSERT_EQ(set.waitAll(kLimit), "");
+  for (int r = 0; r < kRanks; ++r) EXPECT_EQ(checkSums(bufs[r], kRanks, r, 0, kCount), "");
 }
 
 // Fault 9: a collective on a communicator of device 0 leaves the caller's current device alone.

@@ -132,8 +132,8 @@ TEST(CudaPrimsRingFifoLayout, EveryProtocolOverFifoViews) {
   }
 }
 
-// LL128 slots follow the LL slots, 128-byte aligned, only when the layout has them: a layout
-// without them (the host backend's) keeps its size and gives a view without LL128.
+// LL128 slots follow the LL slots on absolute 128-byte boundaries, only when the layout has
+// them: a layout without them (the host backend's) keeps its size and gives a view without LL128.
 TEST(CudaPrimsRingFifoLayout, LL128SlotsOnlyWhereTheLayoutHasThem) {
   const FifoLayout host{/*simpleSlotBytes=*/1000, /*llSlotWords=*/6};
   EXPECT_EQ(host.recvBytes(), sizeof(FifoCounter) + 1000 * kFifoSteps + 6 * sizeof(LLWord) * kFifoSteps);
@@ -141,13 +141,25 @@ TEST(CudaPrimsRingFifoLayout, LL128SlotsOnlyWhereTheLayoutHasThem) {
   EXPECT_EQ(makeFifoView(mem.data(), head.data(), host).ll128, nullptr);
   EXPECT_EQ(primsConnFrom(makeFifoView(mem.data(), head.data(), host)).ll128SlotLines, 0u);
 
-  const FifoLayout gpu{/*simpleSlotBytes=*/1000, /*llSlotWords=*/6, /*ll128SlotLines=*/12};
-  EXPECT_EQ(gpu.ll128Offset() % FifoLayout::kLL128LineBytes, 0u);
+  const FifoLayout gpu{/*simpleSlotBytes=*/1024, /*llSlotWords=*/6, /*ll128SlotLines=*/12};
   EXPECT_GE(gpu.ll128Offset(), host.recvBytes());
-  EXPECT_EQ(gpu.recvBytes(), gpu.ll128Offset() + 12 * 128 * kFifoSteps);
-  mem.assign(gpu.recvBytes() / 16 + 1, simt::Vec16{0, 0});
-  const PrimsConn c = primsConnFrom(makeFifoView(mem.data(), head.data(), gpu));
-  EXPECT_EQ(reinterpret_cast<char*>(c.ll128) - reinterpret_cast<char*>(mem.data()), ptrdiff_t(gpu.ll128Offset()));
+  EXPECT_EQ(gpu.recvBytes(), gpu.ll128Offset() + 128 + 12 * 128 * kFifoSteps);
+  // Issue 18 fault 1: the FIFO memory starts where its region's header ends, 64 bytes into an
+  // aligned region; every slot kind must still sit on its own absolute boundary (LL128: 128
+  // bytes, a line is written whole only inside one aligned segment), inside recvBytes().
+  std::vector<simt::Vec16> region((gpu.recvBytes() + 256) / 16 + 1, simt::Vec16{0, 0});
+  char* aligned = reinterpret_cast<char*>((reinterpret_cast<uintptr_t>(region.data()) + 127) / 128 * 128);
+  for (size_t headerBytes : {size_t(0), size_t(16), size_t(64), size_t(112)}) {
+    char* base = aligned + headerBytes;
+    const PrimsConn c = primsConnFrom(makeFifoView(base, head.data(), gpu));
+    EXPECT_EQ(reinterpret_cast<uintptr_t>(c.ll128) % FifoLayout::kLL128LineBytes, 0u) << "header " << headerBytes;
+    EXPECT_EQ(reinterpret_cast<uintptr_t>(c.simple) % 16, 0u) << "header " << headerBytes;
+    EXPECT_EQ(reinterpret_cast<uintptr_t>(c.ll) % 16, 0u) << "header " << headerBytes;
+    EXPECT_GE(reinterpret_cast<char*>(c.ll128), base + gpu.ll128Offset());
+    EXPECT_LE(reinterpret_cast<char*>(c.ll128 + 12 * simt::kLL128LineWords * kFifoSteps), base + gpu.recvBytes())
+        << "header " << headerBytes;
+  }
+  const PrimsConn c = primsConnFrom(makeFifoView(aligned + 64, head.data(), gpu));
   EXPECT_EQ(c.ll128SlotLines, 12u);
   EXPECT_EQ(primsChunkCapacity(c, kProtoLL128, sizeof(float)), 12 * 120 / sizeof(float));
   // NCCL's default LL128 FIFO (4800 KiB): 4800 lines of 128 bytes per step.

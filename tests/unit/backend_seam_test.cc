@@ -189,6 +189,7 @@ class HeldBackend final : public CommBackend {
   uint64_t objectBytes() const override { return sizeof(*this); }
   uint64_t scratchBytes() const override { return 0; }
   void releaseScratch() override {}
+  void releaseConnections(bool) override {}
 
   void complete() {
     for (std::unique_ptr<Plan>& p : held) engine_->plans.recycle(std::move(p));

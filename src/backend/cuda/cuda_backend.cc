@@ -10,6 +10,7 @@
 #include "core/liveness/peer_failure.h"
 #include "device/cuda/cuda_memory.h"
 #include "device/cuda/prims_conn.h"
+#include "tuner/gpu_model.h"
 #include "tuner/host_model.h"
 #include "util/check.h"
 #include "util/log.h"
@@ -180,16 +181,62 @@ ncclResult_t CudaBackend::recordLaunch(cudaStream_t stream) {
   return ncclSuccess;
 }
 
+void CudaBackend::mirrorAbort() {
+  if (!abortFlag_) return;
+  const bool raised = view_.facts().abortFlag->load(std::memory_order_acquire) != 0 ||
+                      stopping_.load(std::memory_order_acquire);
+  volatile uint32_t* dev = reinterpret_cast<volatile uint32_t*>(abortFlag_);
+  if (*dev != uint32_t(raised)) *dev = uint32_t(raised);
+}
+
 void CudaBackend::watchAbort() {
   // ncclCommAbort and peer failures raise ncclComm::abortFlag (host memory the device cannot
-  // see); the kernels poll the mapped copy.
+  // see); the kernels poll the mapped copy. Mirrored both ways for the communicator's life: a
+  // revoke raises the flag and lowers it again (releaseConnections holds it raised meanwhile).
   while (!stopWatcher_.load(std::memory_order_acquire)) {
-    if (view_.facts().abortFlag->load(std::memory_order_acquire) != 0) {
-      *reinterpret_cast<volatile uint32_t*>(abortFlag_) = 1;
-      return;
-    }
+    mirrorAbort();
     std::this_thread::sleep_for(std::chrono::milliseconds(1));
   }
+}
+
+void CudaBackend::releaseConnections(bool stopRunning) {
+  if (!state_.host) return;  // start() did not get that far
+  cuda::DeviceGuard device(device_);
+  // Stop or wait for every launch in flight: none may touch the FIFOs once they are freed.
+  if (stopRunning) stopping_.store(true, std::memory_order_release);
+  mirrorAbort();
+  const auto since = std::chrono::steady_clock::now();
+  auto warnAt = since + std::chrono::seconds(5);
+  while (reap() == ncclInProgress) {
+    mirrorAbort();
+    if (std::chrono::steady_clock::now() >= warnAt) {
+      size_t running;
+      {
+        std::lock_guard<std::mutex> lock(mutex_);
+        running = inFlight_.size();
+      }
+      ACCL_WARN("CUDA backend: rank %d: %zu launch(es) still running %lld s after the connections were to be released%s",
+                view_.facts().rank, running,
+                (long long)std::chrono::duration_cast<std::chrono::seconds>(std::chrono::steady_clock::now() - since).count(),
+                stopRunning ? " (the abort flag is raised)" : "; waiting for them (ncclCommAbort stops them)");
+      warnAt += std::chrono::seconds(5);
+    }
+    std::this_thread::sleep_for(std::chrono::microseconds(50));
+  }
+  // Forget every pointer into the connections: the next launch publishes the new ones. (A graph
+  // captured before and replayed now finds no connection and reports it: kDevErrNoConnection.)
+  conns_.clear();
+  const int n = view_.facts().nRanks;
+  for (int c = 0; c < kArgMaxChannels; ++c) {
+    DevChannel& ch = channels_[c];
+    ch.ringRecv = ch.ringSend = ch.treeUpSend = ch.treeUpRecv = nullptr;
+    for (int i = 0; i < kMaxTreeChildren; ++i) ch.treeDownRecv[i] = ch.treeDownSend[i] = nullptr;
+  }
+  memset(p2pSlots_, 0, sizeof(PrimsConn*) * 2 * size_t(n) * kArgMaxChannels);
+  for (Mapped& m : connBlocks_) memset(m.host, 0, m.bytes);
+  connsUsed_ = 0;  // the blocks stay, for the next connections
+  stopping_.store(false, std::memory_order_release);
+  mirrorAbort();
 }
 
 void CudaBackend::attachHealth(std::shared_ptr<const CommHealth> health, const uint64_t*, int) {
@@ -214,20 +261,26 @@ ncclResult_t CudaBackend::deviceConn(int channel, int peer, bool isSend, PrimsCo
   Connection* conn = view_.connection(channel, peer, isSend);
   if (!conn) return fail(ncclInternalError, "CUDA backend: channel %d has no %s connection with rank %d", channel,
                          isSend ? "send" : "receive", peer);
-  if (connBlocks_.empty() || connBlockUsed_ == kConnBlock) {
+  const size_t block = connsUsed_ / kConnBlock, slot = connsUsed_ % kConnBlock;
+  if (block == connBlocks_.size()) {
     Mapped m;
     ACCL_CHECK(allocMapped(sizeof(PrimsConn) * kConnBlock, &m));
     mappedBytes_ += m.bytes;
     connBlocks_.push_back(m);
-    connBlockUsed_ = 0;
   }
-  Mapped& blk = connBlocks_.back();
-  PrimsConn* host = static_cast<PrimsConn*>(blk.host) + connBlockUsed_;
-  PrimsConn* dev = static_cast<PrimsConn*>(blk.dev) + connBlockUsed_;
-  ++connBlockUsed_;
+  Mapped& blk = connBlocks_[block];
+  PrimsConn* host = static_cast<PrimsConn*>(blk.host) + slot;
+  PrimsConn* dev = static_cast<PrimsConn*>(blk.dev) + slot;
+  ++connsUsed_;
   // The transport's FIFO view; its memory must be device-reachable (the GPU transports'
   // business: device memory, CUDA IPC mappings or registered host memory).
   *host = primsConnFrom(conn->view);
+  // Every slot kind on its boundary (issue 18 fault 1: LL128 lines off a 128-byte boundary tear).
+  const auto misaligned = [](const void* p, uintptr_t a) { return p && reinterpret_cast<uintptr_t>(p) % a != 0; };
+  if (misaligned(host->simple, 16) || misaligned(host->ll, 16) || misaligned(host->ll128, simt::kLL128LineBytes))
+    return fail(ncclInternalError, "CUDA backend: channel %d's %s connection with rank %d has misaligned slots "
+                "(Simple %p, LL %p, LL128 %p)", channel, isSend ? "send" : "receive", peer,
+                static_cast<void*>(host->simple), static_cast<void*>(host->ll), static_cast<void*>(host->ll128));
   if (!host->ll128) {
     // A transport that laid out no LL128 slots: LL128 lines take the Simple slots' bytes, and
     // chunkElems must not exceed them.
@@ -268,9 +321,11 @@ ncclResult_t CudaBackend::publishChannel(int c) {
 }
 
 std::unique_ptr<CostModel> CudaBackend::costModel(TunerTopo* topo, int nChannels, int cpus) const {
-  // Still the host model (as before this seam existed): the GPU model (topology search,
-  // GpuCostModel) is wired for CUDA communicators by the GPU-readiness work. It must not hand out
-  // the host-only one-round all-reduce, which has no kernel.
+  // A searched GPU topology (createEngineTuner): NCCL's model over its graphs. The tuner's
+  // channel counts are then bounded by this communicator's channels at planning time.
+  if (!topo->host) return std::make_unique<GpuCostModel>(*topo);
+  // No GPU in the topology (discovery failed): the host model, which must not hand out the
+  // host-only one-round all-reduce, which has no kernel.
   auto model = hostCostModelFor(topo, nChannels, cpus);
   topo->oneShotRuns = false;
   return model;
@@ -285,6 +340,23 @@ ncclResult_t CudaBackend::publishConnections(int c, const ChannelLinks& links) {
   for (int p : links.recvPeers)
     if (!slots[n + p]) ACCL_CHECK(deviceConn(c, p, false, &slots[n + p]));
   return ncclSuccess;
+}
+
+int CudaBackend::beginPrepare() {
+  // Relaxed: no call of this thread counts as unsafe for a capture (issue 18 fault 6: a lazy
+  // connect's cudaFree(0) or cudaHostAlloc, or a spill buffer, during a global-mode capture).
+  cudaStreamCaptureMode mode = cudaStreamCaptureModeRelaxed;
+  if (cudaThreadExchangeStreamCaptureMode(&mode) != cudaSuccess) {
+    cudaGetLastError();
+    return -1;
+  }
+  return static_cast<int>(mode);
+}
+
+void CudaBackend::endPrepare(int saved) {
+  if (saved < 0) return;
+  cudaStreamCaptureMode mode = static_cast<cudaStreamCaptureMode>(saved);
+  if (cudaThreadExchangeStreamCaptureMode(&mode) != cudaSuccess) cudaGetLastError();
 }
 
 ncclResult_t CudaBackend::spillBuffer(size_t bytes, bool captured, Mapped* out) {

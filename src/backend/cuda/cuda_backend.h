@@ -60,6 +60,8 @@ class CudaBackend final : public CommBackend {
   bool launchBlocks() const override { return false; }
   std::unique_ptr<CostModel> costModel(TunerTopo* topo, int nChannels, int cpus) const override;
   ncclResult_t publishConnections(int channel, const ChannelLinks& links) override;
+  int beginPrepare() override;
+  void endPrepare(int saved) override;
   ncclResult_t launch(std::unique_ptr<Plan> plan) override;
   ncclResult_t query() override;
   ncclResult_t wait() override;
@@ -68,6 +70,7 @@ class CudaBackend final : public CommBackend {
   uint64_t objectBytes() const override { return sizeof(CudaBackend) + mappedBytes_; }
   uint64_t scratchBytes() const override { return scratchBytes_.load(std::memory_order_relaxed); }
   void releaseScratch() override;
+  void releaseConnections(bool stopRunning) override;
 
  private:
   // Pinned, device-mapped host memory: host pointer + the device's address for it.
@@ -93,6 +96,8 @@ class CudaBackend final : public CommBackend {
   // Marks `stream`'s position as the end of this communicator's latest launch.
   ncclResult_t recordLaunch(cudaStream_t stream);
   void watchAbort();
+  // Device abort flag := ncclComm::abortFlag raised, or stopping_.
+  void mirrorAbort();
   template <class T>
   T* hostOf(T* dev) const;
 
@@ -110,8 +115,8 @@ class CudaBackend final : public CommBackend {
   DevChannel* channels_ = nullptr;  // host view of the kArgMaxChannels tables
   int* ringRanks_ = nullptr;        // host view: kArgMaxChannels x nranks
   PrimsConn** p2pSlots_ = nullptr;  // host view: kArgMaxChannels x 2 x nranks
-  std::vector<Mapped> connBlocks_;  // PrimsConn storage, grown in blocks
-  size_t connBlockUsed_ = 0;
+  std::vector<Mapped> connBlocks_;  // PrimsConn storage, grown in blocks of kConnBlock
+  size_t connsUsed_ = 0;            // PrimsConns handed out (from the first block on)
   std::map<std::tuple<int, int, bool>, PrimsConn*> conns_;  // (channel, peer, isSend) -> device end (device address)
   uint64_t mappedBytes_ = 0;
 
@@ -129,6 +134,7 @@ class CudaBackend final : public CommBackend {
   uint64_t launches_ = 0;
   std::atomic<uint64_t> scratchBytes_{0};
 
+  std::atomic<bool> stopping_{false};  // releaseConnections(stopRunning) holds the device flag raised
   std::atomic<bool> stopWatcher_{false};
   std::thread watcher_;
 };

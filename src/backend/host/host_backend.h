@@ -44,6 +44,8 @@ class HostBackend final : public CommBackend {
   uint64_t objectBytes() const override { return sizeof(HostBackend); }
   uint64_t scratchBytes() const override { return scratchBytes_.load(std::memory_order_relaxed); }
   void releaseScratch() override;
+  // launch() returns when the plan has run and nothing keeps a connection's pointers.
+  void releaseConnections(bool) override {}
 
   // For the executor and the one-round all-reduce (this folder).
   const EngineView& view() const { return view_; }

@@ -258,7 +258,7 @@ ncclResult_t quiesceComm(const char* call, ncclComm* comm) {
     }
   }
   // Nothing runs on the connections now: close them so peers still waiting on this rank fail.
-  if (comm->engine) comm->engine->conns.releaseAll();
+  if (comm->engine) comm->engine->releaseConnections(/*stopRunning=*/true);
   comm->abortFlag.store(0);
   return ncclSuccess;
 }

@@ -33,8 +33,7 @@ uint64_t bootstrapTableBytes(const Bootstrap& b) {
 
 // What Suspend frees. Runs under the gate's lock: no launch is inside, none can start.
 void releaseRebuildable(CommEngine& e) {
-  e.conns.releaseAll();
-  for (ChannelPeers& ch : e.channels) ch.ringConnected = ch.treeConnected = false;
+  e.releaseConnections(/*stopRunning=*/false);
   e.backend->releaseScratch();
   e.plans.releaseIdle();
 }

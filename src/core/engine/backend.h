@@ -80,6 +80,13 @@ class CommBackend {
   // rank does so for the same channels in the same order): make them reachable to what runs the
   // plan. Called for every channel the plan uses, before launch().
   virtual ncclResult_t publishConnections(int channel, const ChannelLinks& links) = 0;
+  // Brackets the host-side preparation of one launch on the calling thread: core's lazy connects
+  // and publishConnections/launch's own allocations. A capture may be running on the user's
+  // stream meanwhile; the CUDA backend relaxes the thread's stream-capture mode in between, so
+  // that those set-up calls (allocations, registrations, copies on private streams) neither fail
+  // nor invalidate the capture, as NCCL does. endPrepare gets what beginPrepare returned.
+  virtual int beginPrepare() { return 0; }
+  virtual void endPrepare(int /*saved*/) {}
   // Runs `plan` on its streams (plan.streams[0] first). Takes the plan and gives it back to the
   // engine's PlanPool once the launch completes — at once when the backend is synchronous, on
   // completion otherwise. An error returned here means the launch did not (fully) run.
@@ -106,6 +113,12 @@ class CommBackend {
   virtual uint64_t scratchBytes() const = 0;
   // Frees that scratch; runs under the suspend gate (no launch inside, none in flight).
   virtual void releaseScratch() = 0;
+  // core is about to free every connection (CommEngine::releaseConnections: ncclCommSuspend, a
+  // revoke or shrink, a failed operation). Launches still running are first stopped when
+  // `stopRunning` (they may wait for peers that will never come), otherwise waited for (an abort
+  // meanwhile stops them); then the backend forgets every pointer into the connections, so that
+  // the next launch publishes the new ones and no kernel touches freed FIFOs.
+  virtual void releaseConnections(bool stopRunning) = 0;
 };
 
 // Creates the backend of kind `kind` over `view`. Defined above core, by the backends' own

@@ -119,6 +119,12 @@ ncclResult_t CommEngine::ensureTree(int channel) {
   return ncclSuccess;
 }
 
+void CommEngine::releaseConnections(bool stopRunning) {
+  if (backend) backend->releaseConnections(stopRunning);
+  conns.releaseAll();
+  for (ChannelPeers& ch : channels) ch.ringConnected = ch.treeConnected = false;
+}
+
 ncclResult_t CommEngine::connectPlan(const Plan& plan) {
   // A peer failure interrupts connection setup through the abort flag: report the failure itself.
   const PlanItem* first = plan.channels.empty() || plan.channels[0].empty() ? nullptr : &plan.channels[0][0];

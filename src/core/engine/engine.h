@@ -47,6 +47,11 @@ class CommEngine {
   // mirror calls). A failure names the recorded peer failure when there is one.
   ncclResult_t connectPlan(const Plan& plan);
 
+  // Frees every connection (ncclCommSuspend, revoke, shrink, a failed operation) after the
+  // backend has stopped (`stopRunning`) or waited for its running launches and forgotten them;
+  // rings and trees connect again on their next use. No launch may be inside.
+  void releaseConnections(bool stopRunning);
+
   // Hands the communicator's failure record to the engine and its backend (core/liveness/liveness.cc).
   void attachHealth(std::shared_ptr<const CommHealth> h);
 

@@ -109,11 +109,27 @@ ncclResult_t createEngineTuner(ncclComm* comm, CommEngine* e) {
     ACCL_CHECK(topoGetSystem(comm->rank, &system));
   TunerTopo topo;
   std::unique_ptr<CostModel> model;
+  // CUDA communicators on a topology with GPUs: NCCL's ring and tree searches over it, which the
+  // backend's GPU model prices (issue 18 fault 7) — what `accl-tune table` prints for that
+  // topology and shape. Otherwise the communicator's channels are its threads (the host model).
+  bool searched = false;
+  if (comm->backend == Backend::Cuda && system && system->count(TopoNodeType::Gpu) > 0) {
+    if (tunerTopoFromSystem(*system, comm->nranks, comm->layout.nNodes, /*host=*/false, &topo) == ncclSuccess &&
+        topo.ring.nChannels > 0 && topo.tree.nChannels > 0) {
+      searched = true;
+    } else {
+      ACCL_INFO(ACCL_LOG_TUNING, "comm %p tuner: the topology search found no ring/tree (%s); the host model prices "
+                "this CUDA communicator", (void*)comm, ncclGetLastError(nullptr));
+      topo = TunerTopo{};
+    }
+  }
   topo.nRanks = comm->nranks;
   topo.nNodes = comm->layout.nNodes;
   topo.ppn = largestNode(comm->layout);
-  topo.ring.nChannels = e->nChannels;
-  topo.tree.nChannels = e->nChannels;
+  if (!searched) {
+    topo.ring.nChannels = e->nChannels;
+    topo.tree.nChannels = e->nChannels;
+  }
   ACCL_CHECK(agreeOnNetwork(comm, e, std::shared_ptr<const TopoSystem>(std::move(system)), &topo));
   model = e->backend->costModel(&topo, e->nChannels, cpusAvailable());
   ACCL_CHECK(Tuner::create(topo, std::move(model), e->filter, comm->commHash, &e->tuner));

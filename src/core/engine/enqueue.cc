@@ -248,6 +248,12 @@ ncclResult_t buildPlan(ncclComm* comm, const std::vector<Task>& tasks, Plan* pla
 // the plan back to the pool when the launch completes; a plan that never starts goes back here.
 ncclResult_t connectAndLaunch(CommEngine& e, std::unique_ptr<Plan> plan) {
   e.plans.count(*plan);
+  struct Prepare {  // CommBackend::beginPrepare/endPrepare around the whole launch
+    CommBackend& b;
+    int saved;
+    explicit Prepare(CommBackend& backend) : b(backend), saved(backend.beginPrepare()) {}
+    ~Prepare() { b.endPrepare(saved); }
+  } prepare(*e.backend);
   ncclResult_t res = e.connectPlan(*plan);
   if (res == ncclSuccess) return e.backend->launch(std::move(plan));
   e.plans.recycle(std::move(plan));
@@ -293,7 +299,7 @@ ncclResult_t runComm(ncclComm* comm, const std::vector<Task>& tasks) {
     // instead of at their timeout; survivors go on with ncclCommShrink.
     comm->asyncResult = res;
     comm->state = CommState::Failed;
-    comm->engine->conns.releaseAll();
+    comm->engine->releaseConnections(/*stopRunning=*/true);
   }
   return res;
 }
@@ -406,12 +412,38 @@ ncclResult_t estimateGroupTasksUs(float* us) {
   return ncclSuccess;
 }
 
+// Two ranks of one communicator in one group, enqueued on one stream by an asynchronous backend
+// (several ranks per GPU): the first kernel waits for the second, which the stream holds back
+// until the first ends — a deadlock on any GPU. Refused before anything is launched.
+ncclResult_t checkStreamsOfOneCommunicator(size_t count) {
+  auto streamOf = [](const Task& t) { return t.isColl ? t.coll.stream : t.p2p.stream; };
+  for (size_t i = 0; i < count; ++i) {
+    const ncclComm* a = tPending[i].comm;
+    if (!a->engine || a->engine->backend->launchBlocks()) continue;
+    for (size_t j = i + 1; j < count; ++j) {
+      const ncclComm* b = tPending[j].comm;
+      if (b->commHash != a->commHash || b->rank == a->rank) continue;
+      for (const Task& ta : tPending[i].tasks)
+        for (const Task& tb : tPending[j].tasks)
+          if (streamOf(ta) == streamOf(tb))
+            return fail(ncclInvalidUsage,
+                        "ncclGroupEnd: ranks %d and %d of one communicator (comm %p and %p) enqueue on the same stream "
+                        "%p: their kernels must run at the same time, and on one stream the later one waits for the "
+                        "earlier, which waits for it; give each rank its own stream",
+                        a->rank, b->rank, static_cast<const void*>(a), static_cast<const void*>(b),
+                        static_cast<const void*>(streamOf(ta)));
+    }
+  }
+  return ncclSuccess;
+}
+
 ncclResult_t launchGroupTasks() {
   const size_t count = tPendingCount;
   tPendingCount = 0;
   if (count == 0) return ncclSuccess;
   std::vector<CommHold> holds;
   ncclResult_t held = holdGroupComms(count, &holds);
+  if (held == ncclSuccess && count > 1) held = checkStreamsOfOneCommunicator(count);
   if (held != ncclSuccess) {
     holds.clear();
     unpinPending(count);

@@ -71,8 +71,12 @@ constexpr size_t kLLWordPayload = sizeof(uint32_t);
 
 // Layout of the two memories of a connection. Offsets are relative to the start of each end's
 // FIFO memory, so a region mapped at different addresses in two processes describes itself
-// identically.
-//   receiver's memory: [tail counter][Simple slots][LL slots][LL128 slots, 128-byte aligned]
+// identically. LL128 lines are the exception: they must sit on absolute 128-byte boundaries (a
+// line is written whole only inside one aligned 128-byte segment), and the FIFO memory starts
+// wherever its region's header ends (64 bytes into a page-aligned region): the view rounds the
+// address up (makeFifoView), inside kLL128LineBytes of slack the layout reserves. Mappings of one
+// region agree on addresses modulo 128 (page-aligned), so both ends find the same lines.
+//   receiver's memory: [tail counter][Simple slots][LL slots][slack][LL128 slots, at 128 bytes]
 //   sender's memory:   [head counter]
 // LL128 slots exist only on the CUDA backend (ll128SlotLines 0 elsewhere: the host carries LL128
 // as Simple, and its memory is unchanged).
@@ -86,14 +90,12 @@ struct FifoLayout {
   ACCL_HOST_DEVICE static constexpr size_t tailOffset() { return 0; }
   ACCL_HOST_DEVICE size_t simpleOffset() const { return sizeof(FifoCounter); }
   ACCL_HOST_DEVICE size_t llOffset() const { return simpleOffset() + simpleSlotBytes * kFifoSteps; }
-  ACCL_HOST_DEVICE size_t ll128Offset() const {
-    const size_t llEnd = llOffset() + llSlotWords * sizeof(LLWord) * kFifoSteps;
-    return (llEnd + kLL128LineBytes - 1) / kLL128LineBytes * kLL128LineBytes;
-  }
+  // Where the LL128 area may start (the lines themselves: the next absolute 128-byte boundary).
+  ACCL_HOST_DEVICE size_t ll128Offset() const { return llOffset() + llSlotWords * sizeof(LLWord) * kFifoSteps; }
   // Bytes of the receiver's memory.
   ACCL_HOST_DEVICE size_t recvBytes() const {
-    if (ll128SlotLines == 0) return llOffset() + llSlotWords * sizeof(LLWord) * kFifoSteps;
-    return ll128Offset() + ll128SlotLines * kLL128LineBytes * kFifoSteps;
+    if (ll128SlotLines == 0) return ll128Offset();
+    return ll128Offset() + kLL128LineBytes + ll128SlotLines * kLL128LineBytes * kFifoSteps;
   }
   ACCL_HOST_DEVICE static constexpr size_t headOffset() { return 0; }
   // Bytes of the sender's memory.
@@ -132,7 +134,11 @@ inline FifoView makeFifoView(void* recvBase, void* sendBase, const FifoLayout& l
   v.head = reinterpret_cast<FifoCounter*>(static_cast<char*>(sendBase) + FifoLayout::headOffset());
   v.simple = r + layout.simpleOffset();
   v.ll = reinterpret_cast<LLWord*>(r + layout.llOffset());
-  v.ll128 = layout.ll128SlotLines ? reinterpret_cast<uint64_t*>(r + layout.ll128Offset()) : nullptr;
+  if (layout.ll128SlotLines) {
+    const uintptr_t at = reinterpret_cast<uintptr_t>(r + layout.ll128Offset());
+    const uintptr_t line = FifoLayout::kLL128LineBytes;
+    v.ll128 = reinterpret_cast<uint64_t*>((at + line - 1) / line * line);
+  }
   v.layout = layout;
   return v;
 }

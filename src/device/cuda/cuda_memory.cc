@@ -406,12 +406,9 @@ ncclResult_t memFree(void* ptr, bool* known) {
     m = it->second;
     t.live.erase(it);
   }
-  // Memory a kernel may still use must not go away under it (ncclMemFree after the last use of
-  // the buffer is the user's promise; a synchronize makes a cuMem unmap safe as cudaFree is).
-  {
-    DeviceGuard guard(m.dev);
-    if (cudaDeviceSynchronize() != cudaSuccess) cudaGetLastError();
-  }
+  // No device synchronisation (issue 18 fault 5): ncclMemFree after the buffer's last use is the
+  // user's promise, as with NCCL, and a synchronisation would also wait for kernels of other
+  // ranks on this GPU that may be waiting for this thread.
   deviceFree(&m);
   return ncclSuccess;
 }

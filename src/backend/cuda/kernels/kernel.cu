@@ -41,9 +41,16 @@ cudaError_t acclInitKernelTable() {
   if (err != cudaSuccess) return err;
   std::lock_guard<std::mutex> lock(mutex);
   if (dev >= 0 && dev < 256 && done[dev]) return cudaSuccess;
-  fillTableKernel<<<1, 1>>>();
+  // On a private non-blocking stream, waited for alone: the legacy stream or a device
+  // synchronisation would also wait for kernels of other communicators on this device, which may
+  // be waiting for this thread (several ranks per GPU; issue 18 fault 5).
+  cudaStream_t stream = nullptr;
+  err = cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking);
+  if (err != cudaSuccess) return err;
+  fillTableKernel<<<1, 1, 0, stream>>>();
   err = cudaGetLastError();
-  if (err == cudaSuccess) err = cudaDeviceSynchronize();
+  if (err == cudaSuccess) err = cudaStreamSynchronize(stream);
+  cudaStreamDestroy(stream);
   if (err == cudaSuccess && dev >= 0 && dev < 256) done[dev] = true;
   return err;
 }
