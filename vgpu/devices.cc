@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "vgpu/api.h"
+#include "vgpu/timeslice.h"
 #include "vgpu/vgpu.h"
 
 namespace accl::vgpu {
@@ -126,6 +127,7 @@ cudaError_t deviceAttribute(int ordinal, int attr, int* value) {
     case cudaDevAttrMemoryPoolsSupported: v = 0; break;
     case cudaDevAttrGPUDirectRDMASupported: v = 1; break;
     case cudaDevAttrNumaConfig: v = 0; break;
+    case cudaDevAttrMpsEnabled: v = mpsEnabled() ? 1 : 0; break;  // ACCL_VGPU_MPS (timeslice.h)
     case cudaDevAttrHostNumaId: v = -1; break;
     case cudaDevAttrGpuPciDeviceId: v = int(0x233010de); break;  // H100 SXM device id, NVIDIA vendor
     default: return cudaErrorInvalidValue;

@@ -34,13 +34,6 @@ struct SharedTurn {
 static_assert(std::atomic<int>::is_always_lock_free && std::atomic<uint64_t>::is_always_lock_free,
               "the shared page holds lock-free atomics only");
 
-bool mpsOn() {
-  static const bool on = [] {
-    const char* v = std::getenv("ACCL_VGPU_MPS");
-    return v != nullptr && v[0] == '1';
-  }();
-  return on;
-}
 
 Clock::duration slice() {
   static const Clock::duration d = [] {
@@ -141,10 +134,18 @@ class Turn {
 
 Turn* turnOf(int device) {
   static Turn* turns = new Turn[kMaxDevices];  // outlives static destructors (detached blocks)
-  return !mpsOn() && device >= 0 && device < kMaxDevices ? &turns[device] : nullptr;
+  return !mpsEnabled() && device >= 0 && device < kMaxDevices ? &turns[device] : nullptr;
 }
 
 }  // namespace
+
+bool mpsEnabled() {
+  static const bool on = [] {
+    const char* v = std::getenv("ACCL_VGPU_MPS");
+    return v != nullptr && v[0] == '1';
+  }();
+  return on;
+}
 
 void turnBlockStarted(int device) {
   if (Turn* t = turnOf(device)) t->blockStarted();

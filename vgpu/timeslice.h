@@ -11,6 +11,8 @@ namespace accl::vgpu {
 // A block of this process starts / ends on `device` (a process holds its turn while it runs blocks).
 void turnBlockStarted(int device);
 void turnBlockEnded(int device);
+// Whether processes share the SMs (ACCL_VGPU_MPS=1; cudaDevAttrMpsEnabled) instead of taking turns.
+bool mpsEnabled();
 // Between two rounds of a running block: returns at once while this process has the device, else
 // when it gets it back. Hands the device over when the slice ended and another process waits.
 void turnCheckpoint(int device);

@@ -133,6 +133,18 @@ ncclResult_t CudaBackend::start() {
   layout_ = view_.layout();
   ACCL_CUDA_CHECK(cudaSetDevice(device_));
   ACCL_CUDA_CHECK(acclInitKernelTable());
+  if (facts.processesOnMyDevice > 1) {
+    // Without MPS the GPU time-slices between processes: each rank's kernel spins through its
+    // slice waiting for the others', so every hand-off costs a context switch (issue 18 fault 5).
+    // It works, slowly: every rank on such a device says so once, at init.
+    int mps = 0;
+    if (cudaDeviceGetAttribute(&mps, cudaDevAttrMpsEnabled, device_) != cudaSuccess) cudaGetLastError();
+    if (!mps)
+      ACCL_WARN("comm %p rank %d: %d processes share GPU %d without MPS: their kernels take turns in time slices and "
+                "every step between them waits for a context switch (slow, not a hang); start the MPS daemon "
+                "(nvidia-cuda-mps-control -d) or run these ranks as threads of one process",
+                facts.comm, facts.rank, facts.processesOnMyDevice, device_);
+  }
   const int n = facts.nRanks;
   // [flags][DevComm][DevChannel x kArgMaxChannels][ring ranks][p2p slots]
   const size_t commOff = kFlagsBytes;

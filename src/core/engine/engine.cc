@@ -3,6 +3,7 @@
 #include "core/engine/engine.h"
 
 #include <algorithm>
+#include <vector>
 
 #include "core/comm/comm.h"
 #include "core/engine/tree_builder.h"
@@ -21,6 +22,17 @@ int ranksOnMyDevice(const ncclComm& comm) {
   int n = 0;
   for (const PeerInfo& p : comm.peers) n += p.hostHash == me.hostHash && p.busId == me.busId;
   return std::max(n, 1);
+}
+
+// Processes with ranks of the communicator on this rank's GPU (this one included).
+int processesOnMyDevice(const ncclComm& comm) {
+  const PeerInfo& me = comm.peers[comm.rank];
+  std::vector<uint64_t> pids;
+  for (const PeerInfo& p : comm.peers)
+    if (p.hostHash == me.hostHash && p.busId == me.busId &&
+        std::find(pids.begin(), pids.end(), p.pidHash) == pids.end())
+      pids.push_back(p.pidHash);
+  return std::max<int>(static_cast<int>(pids.size()), 1);
 }
 
 // The most ranks of the communicator on one GPU (same host, same PCI bus id): the same on every rank.
@@ -44,6 +56,7 @@ CommFacts factsOf(const ncclComm& comm) {
   f.cudaDev = comm.cudaDev;
   f.ranksOnMyDevice = comm.peers.empty() ? 1 : ranksOnMyDevice(comm);
   f.ranksOnBusiestDevice = comm.peers.empty() ? 1 : ranksOnBusiestDevice(comm);
+  f.processesOnMyDevice = comm.peers.empty() ? 1 : processesOnMyDevice(comm);
   f.minCTAs = comm.config.base.minCTAs;
   f.maxCTAs = comm.config.base.maxCTAs;
   f.abortFlag = &comm.abortFlag;

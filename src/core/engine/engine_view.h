@@ -27,6 +27,7 @@ struct CommFacts {
   int cudaDev = 0;          // this rank's GPU (CUDA backend)
   int ranksOnMyDevice = 1;  // ranks of this communicator on this rank's GPU (same host, same bus id)
   int ranksOnBusiestDevice = 1;  // the most ranks of this communicator on any one GPU (every rank agrees)
+  int processesOnMyDevice = 1;   // processes with ranks of this communicator on this rank's GPU
   int minCTAs = 1;          // ncclConfig_t channel bounds (NCCL_MIN_CTAS / NCCL_MAX_CTAS applied)
   int maxCTAs = kMaxChannels;
   const std::atomic<int>* abortFlag = nullptr;  // raised by ncclCommAbort and by peer failures
