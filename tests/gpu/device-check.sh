@@ -8,15 +8,20 @@
 #      same 1-rank run through NVIDIA's NCCL (the pip package's libnccl.so.2, LD_PRELOAD);
 #   4. runs the 2-process PyTorch job tests/torch/collectives_2proc.py with accl preloaded;
 #   5. runs `ctest -L gpu`;
-#   6. runs accl-perf for every collective with 1, 2, 4, 8 rank threads and 2 processes, all ranks
+#   6. runs NVIDIA's compute-sanitizer with memcheck, synccheck and racecheck over two small picks
+#      of the gpu tests (the device primitives and CUDA Prims alone; two 2-rank readiness tests
+#      through the library), each run with its own limit, about 90 s for the step; any error the
+#      sanitizer reports fails the check, a missing compute-sanitizer only leaves a note;
+#   7. runs accl-perf for every collective with 1, 2, 4, 8 rank threads and 2 processes, all ranks
 #      on the one GPU, data checked (-c 1);
-#   7. prints one summary table (tests/gpu/device_check_report.py) with the issue's two targets.
+#   8. prints one summary table (tests/gpu/device_check_report.py) with the issue's two targets and
+#      a line per sanitizer tool.
 # Every step has a time limit taken from one overall deadline, and the run goes on past failures.
 # Results: build-device/device-check/ (logs, JSON, summary.txt/.json); when $OUT is set, also
 # $OUT/device-check.log (live), $OUT/summary.txt, $OUT/summary.json and
 # $OUT/device-check-results.tar.gz. Exit 0 when every check and target passed, else 1 (2: usage).
 #
-#   tests/gpu/device-check.sh               the real run (needs a GPU for steps 2-4 and 6)
+#   tests/gpu/device-check.sh               the real run (needs a GPU for steps 2-4, 6 and 7)
 #   tests/gpu/device-check.sh --dry-run     no build, no GPU: canned figures through the same
 #                                           steps and summary (ACCL_DEVICE_CHECK_DRY_RUN=1)
 # Settings (environment):
@@ -33,6 +38,8 @@
 #   ACCL_DEVICE_CHECK_PYTHON=PATH      Python with torch (default: python3 if it has torch, else the
 #                                      scripts/torch-venv.sh environment)
 #   ACCL_DEVICE_CHECK_NCCL=PATH        NVIDIA's libnccl.so.2 (default: that Python's nvidia.nccl)
+#   ACCL_DEVICE_CHECK_SANITIZER=PATH   compute-sanitizer for step 6 (default: the one on PATH, else
+#                                      $CUDA_HOME/bin, next to nvcc or /usr/local/cuda/bin); 0: skip
 #   ACCL_DEVICE_CHECK_BUILD_TYPE=Release, ACCL_DEVICE_CHECK_JOBS=$(nproc)
 set -uo pipefail  # no -e: a failed step is recorded and the run goes on
 
@@ -103,7 +110,8 @@ first_line() { grep -m1 -E "$2" "$1" 2>/dev/null | cut -c1-220; }
 # Minimum seconds kept for each later step (the summary included).
 RESERVE_SUMMARY=10
 RESERVE_MATRIX=$(( RESERVE_SUMMARY + 20 ))
-RESERVE_CTEST=$(( RESERVE_MATRIX + 20 ))
+RESERVE_SANITIZER=$(( RESERVE_MATRIX + 40 ))
+RESERVE_CTEST=$(( RESERVE_SANITIZER + 20 ))
 RESERVE_TORCH=$(( RESERVE_CTEST + 40 ))
 RESERVE_KEYS=$(( RESERVE_TORCH + 40 ))
 RESERVE_COPY=$(( RESERVE_KEYS + 10 ))
@@ -418,7 +426,7 @@ elif [[ ! -f "$BUILD_DIR/CTestTestfile.cmake" ]]; then
   put ctest_note "$BUILD_DIR is not configured"
   say "ctest: skipped, $BUILD_DIR is not configured"
 else
-  t=$(budget 100 "$RESERVE_MATRIX")
+  t=$(budget 100 "$RESERVE_SANITIZER")
   if (( t < 10 )); then
     put ctest_note "skipped: deadline"
     say "ctest -L gpu: skipped, deadline"
@@ -434,7 +442,121 @@ else
   fi
 fi
 
-# ---------------------------------------------------------------- 6. every collective, every rank layout
+# ---------------------------------------------------------------- 6. compute-sanitizer over a few gpu tests
+# Every tool over the same two small selections: the device primitives and the CUDA Prims on their
+# own (accl_gpu_simt_tests: barriers, warp ops, LL/LL128 lines, ring all-reduce of 2 ranks in one
+# kernel) and the library end to end (accl_gpu_readiness_tests: 2-rank all-reduces on one and two
+# streams). The cheap selection runs under all three tools first; a selection that hits its limit
+# is not tried again under the next tools. Output: $WORK/sanitizer-TOOL.log (each run between two
+# '#### run' lines), one row per run in $WORK/sanitizer.tsv.
+SAN_TOOLS=(memcheck synccheck racecheck)
+SAN_ORDER=(memcheck:prims synccheck:prims racecheck:prims memcheck:readiness synccheck:readiness racecheck:readiness)
+declare -A SAN_BIN=([prims]=accl_gpu_simt_tests [readiness]=accl_gpu_readiness_tests)
+declare -A SAN_FILTER=([prims]='Primitives/SimtGpu.*:Ranks/CudaPrimsGpuRing.AllReduceMatchesClosedForm/1'
+                       [readiness]='GpuReadiness.TwoRanksOnOneStreamAreRefused:GpuReadiness.TwoStreamsAlternateOnOneCommunicator')
+declare -A SAN_CAP=([prims]=15 [readiness]=20)  # seconds per run; racecheck, the slowest, 5 more
+SAN_MIN=10                                      # the least limit a run is started with
+declare -A SAN_TIMED_OUT=()
+printf 'tool\trun\tbinary\tfilter\trc\tseconds\tlimit\tnote\n' >"$WORK/sanitizer.tsv"
+for tool in "${SAN_TOOLS[@]}"; do : >"$WORK/sanitizer-$tool.log"; done
+# sanitize TOOL RUN LIMIT [NOTE]: one run (or, with NOTE, its row only: it was skipped)
+sanitize() {
+  local tool=$1 run=$2 t=$3 note=${4:-} log="$WORK/sanitizer-$1.log" rc=-1 start secs=0 from="" summary
+  local bin="$BIN/${SAN_BIN[$run]}" filter=${SAN_FILTER[$run]}
+  local cmd=("$SANITIZER" --tool "$tool" --error-exitcode 1 --print-limit 20 --target-processes all
+             "$bin" "--gtest_filter=$filter")
+  start=$(date +%s)
+  if [[ -z "$note" ]]; then
+    from=$(( $(wc -l <"$log") + 1 ))
+    echo "#### run $run: ${cmd[*]} (limit $t s)" >>"$log"
+    if [[ "$DRY_RUN" == 1 ]]; then
+      local fault=none
+      [[ "$tool:$run" == racecheck:readiness ]] && fault=race
+      "$REPORT_PY" "$REPORT" fake-sanitizer "$log" "$tool" "$filter" "$fault"
+      rc=$?
+    else
+      limited "$t" "${cmd[@]}" >>"$log" 2>&1
+      rc=$?
+    fi
+    secs=$(( $(date +%s) - start ))
+    echo "#### run $run: exit $rc after $secs s" >>"$log"
+    if (( rc == 124 || rc == 137 )); then
+      note="timed out (limit $t s)"
+      SAN_TIMED_OUT[$run]=$tool
+    fi
+  fi
+  printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$tool" "$run" "${SAN_BIN[$run]}" "$filter" "$rc" "$secs" "$t" \
+    "$note" >>"$WORK/sanitizer.tsv"
+  if [[ -n "$from" ]]; then
+    summary=$(tail -n "+$from" "$log" | grep -E '(ERROR|RACECHECK) SUMMARY' | tail -n 1 | sed 's/^=* *//')
+    say "compute-sanitizer $tool $run: rc $rc, $secs s${note:+, $note}${summary:+: $summary}"
+  else
+    say "compute-sanitizer $tool $run: $note"
+  fi
+}
+
+SANITIZER=""
+if [[ "$DRY_RUN" == 1 ]]; then
+  SANITIZER=compute-sanitizer
+  put sanitizer_path "canned"
+elif [[ "${ACCL_DEVICE_CHECK_SANITIZER:-}" == 0 ]]; then
+  put sanitizer_note "ACCL_DEVICE_CHECK_SANITIZER=0"
+elif [[ -n "${ACCL_DEVICE_CHECK_SANITIZER:-}" ]]; then
+  if [[ -x "$ACCL_DEVICE_CHECK_SANITIZER" ]]; then
+    SANITIZER=$ACCL_DEVICE_CHECK_SANITIZER
+  else
+    put sanitizer_note "ACCL_DEVICE_CHECK_SANITIZER=$ACCL_DEVICE_CHECK_SANITIZER is not an executable"
+  fi
+else
+  nvcc_dir=$(dirname "$(command -v nvcc 2>/dev/null || echo /nonexistent/nvcc)")
+  for candidate in "$(command -v compute-sanitizer 2>/dev/null)" ${CUDA_HOME:+"$CUDA_HOME/bin/compute-sanitizer"} \
+                   ${CUDA_HOME:+"$CUDA_HOME/compute-sanitizer/compute-sanitizer"} "$nvcc_dir/compute-sanitizer" \
+                   /usr/local/cuda/bin/compute-sanitizer /usr/local/cuda/compute-sanitizer/compute-sanitizer; do
+    if [[ -n "$candidate" && -x "$candidate" ]]; then SANITIZER=$candidate; break; fi
+  done
+  [[ -n "$SANITIZER" ]] || put sanitizer_note "compute-sanitizer not found on PATH, in \$CUDA_HOME/bin, next to nvcc or in /usr/local/cuda/bin"
+fi
+if [[ -n "$SANITIZER" && "$DRY_RUN" != 1 ]]; then
+  put sanitizer_path "$SANITIZER"
+  put sanitizer_version "$(timeout 10 "$SANITIZER" --version 2>/dev/null | grep -m1 -iE 'version|release' | cut -c1-120)"
+  if (( GPU_OK == 0 )); then
+    put sanitizer_note "no GPU is visible"
+    SANITIZER=""
+  elif [[ ! -x "$BIN/${SAN_BIN[prims]}" && ! -x "$BIN/${SAN_BIN[readiness]}" ]]; then
+    put sanitizer_note "the gpu tests were not built"
+    SANITIZER=""
+  fi
+fi
+if [[ -z "$SANITIZER" ]]; then
+  say "compute-sanitizer: skipped ($(grep '^sanitizer_note' "$WORK/steps.tsv" | tail -n 1 | cut -f2))"
+else
+  t=$(budget 90 "$RESERVE_MATRIX")
+  san_end=$(( $(date +%s) + t ))
+  say "compute-sanitizer ($SANITIZER): memcheck, synccheck, racecheck over ${SAN_BIN[prims]} and ${SAN_BIN[readiness]} (limit ${t} s)"
+  left_runs=${#SAN_ORDER[@]}
+  for item in "${SAN_ORDER[@]}"; do
+    tool=${item%%:*}
+    run=${item#*:}
+    cap=${SAN_CAP[$run]}
+    [[ "$tool" == racecheck ]] && cap=$(( cap + 5 ))
+    left=$(( san_end - $(date +%s) ))
+    t=$(( left - SAN_MIN * (left_runs - 1) ))
+    (( t > cap )) && t=$cap
+    (( t < SAN_MIN )) && t=$(( left < SAN_MIN ? left : SAN_MIN ))
+    left_runs=$(( left_runs - 1 ))
+    if [[ "$DRY_RUN" != 1 && ! -x "$BIN/${SAN_BIN[$run]}" ]]; then
+      sanitize "$tool" "$run" 0 "skipped: ${SAN_BIN[$run]} was not built"
+    elif [[ -n "${SAN_TIMED_OUT[$run]:-}" ]]; then
+      sanitize "$tool" "$run" 0 "skipped: timed out under ${SAN_TIMED_OUT[$run]}"
+    elif (( t < SAN_MIN )); then
+      sanitize "$tool" "$run" 0 "skipped: deadline"
+    else
+      sanitize "$tool" "$run" "$t"
+    fi
+  done
+fi
+
+# ---------------------------------------------------------------- 7. every collective, every rank layout
 MATRIX_SIZES=(-b 8 -e "$MAX_BYTES" -f 32 -n 10 -w 2)
 if [[ "$PERF_OK" == 1 ]]; then
   say "accl-perf matrix: 7 collectives x (4, 2, 8, 1 rank threads; 2 processes), all ranks on one GPU, checked"
@@ -451,7 +573,7 @@ else
   say "accl-perf: skipped ($PERF_WHY)"
 fi
 
-# ---------------------------------------------------------------- 7. summary, results to $OUT
+# ---------------------------------------------------------------- 8. summary, results to $OUT
 put elapsed "$(elapsed)"
 echo
 "$REPORT_PY" "$REPORT" summary "$WORK"

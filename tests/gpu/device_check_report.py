@@ -1,13 +1,18 @@
 """The summary of tests/gpu/device-check.sh, and the canned inputs of its dry run.
 
   device_check_report.py summary WORK      reads WORK/steps.tsv, WORK/runs.tsv, the accl-perf JSON
-                                           files, copy.log, ctest.log and torch.log; prints the one
-                                           summary table; writes WORK/summary.txt and summary.json;
-                                           exit 0 when every check and target passed, else 1
+                                           files, copy.log, ctest.log, torch.log, sanitizer.tsv and
+                                           the sanitizer-TOOL.log files; prints the one summary
+                                           table; writes WORK/summary.txt and summary.json; exit 0
+                                           when every check and target passed, else 1
   device_check_report.py fake-perf JSON COLLECTIVE RANKS MINBYTES MAXBYTES FACTOR VERSION [FAULT]
                                            writes accl-perf's JSON (bench/README.md, "Output") with
                                            made-up figures; FAULT: wrong | error | none
   device_check_report.py fake-ctest LOG    writes a ctest log of a few gpu tests
+  device_check_report.py fake-sanitizer LOG TOOL FILTER [FAULT]
+                                           appends compute-sanitizer's output for one run of a gpu
+                                           test to LOG; FAULT: race (one racecheck hazard) | none;
+                                           exit status as --error-exitcode 1 would make it
 
 Definitions used by the table (the same as nccl-tests'/accl-perf's where they exist):
   busbw / algbw: accl-perf's, out-of-place, at the largest size of the run;
@@ -153,6 +158,93 @@ def read_torch(work):
             "problems": mism[:4], "tail": lines[-3:]}
 
 
+SANITIZER_TOOLS = ("memcheck", "synccheck", "racecheck")
+SAN_RUN_MARK = re.compile(r"^#### run (\S+): ")
+SAN_ERRORS = re.compile(r"ERROR SUMMARY: (\d+) errors?")
+SAN_RACE = re.compile(r"RACECHECK SUMMARY: (\d+) hazards? displayed \((\d+) errors?, (\d+) warnings?\)")
+SAN_API = re.compile(r"^=+ Program hit \S+ .*on CUDA API call")
+# The first line of one report (continuation lines are indented): counted when a run stopped
+# before its summary line.
+SAN_REPORT = re.compile(r"^=+ (Invalid |Misaligned |Out-of-range |Illegal |Hardware exception|Malloc|Program hit |"
+                        r"Error: Race |Barrier error|Divergent thread|Warning: Race )")
+GTEST_RAN = re.compile(r"^\[=+\] (\d+) tests? from .* ran")
+GTEST_FAILED = re.compile(r"^\[  FAILED  \] ([^\s,]+\.[^\s,]+)")
+
+
+def sanitizer_output(lines):
+    """What one run's compute-sanitizer output says: errors, hazards, tests, the first report."""
+    out = {"errors": None, "race_errors": None, "race_warnings": None, "api_errors": 0, "reports": 0,
+           "tests_ran": None, "failed_tests": [], "first_report": ""}
+    for ln in lines:
+        m = SAN_ERRORS.search(ln)
+        if m:
+            out["errors"] = int(m.group(1))
+        m = SAN_RACE.search(ln)
+        if m:
+            out["race_errors"], out["race_warnings"] = int(m.group(2)), int(m.group(3))
+        if SAN_API.search(ln):
+            out["api_errors"] += 1
+        m = SAN_REPORT.search(ln)
+        if m and not m.group(1).startswith("Warning"):
+            out["reports"] += 1
+        m = GTEST_RAN.search(ln)
+        if m:
+            out["tests_ran"] = int(m.group(1))
+        m = GTEST_FAILED.search(ln)
+        if m and m.group(1) not in out["failed_tests"]:
+            out["failed_tests"].append(m.group(1))
+        body = ln[ln.index(" ") + 1:].strip() if ln.startswith("=========") and " " in ln else ""
+        if (body and not out["first_report"] and not ln.startswith("=========  ") and
+                not re.match(r"(COMPUTE-SANITIZER|ERROR SUMMARY|RACECHECK SUMMARY)", body)):
+            out["first_report"] = body[:200]
+    if out["race_errors"] is not None:
+        out["errors"] = out["race_errors"]  # racecheck: its warnings are not errors
+    elif out["errors"] is None and out["reports"]:
+        out["errors"] = out["reports"]  # stopped before its summary (killed at its limit)
+    return out
+
+
+def read_sanitizer(work):
+    """compute-sanitizer per tool: the runs of sanitizer.tsv with what their part of the log says."""
+    res = {}
+    path = os.path.join(work, "sanitizer.tsv")
+    if not os.path.exists(path):
+        return res
+    logs = {}
+    for tool in SANITIZER_TOOLS:
+        parts, current = {}, None
+        lpath = os.path.join(work, "sanitizer-%s.log" % tool)
+        if os.path.exists(lpath):
+            for ln in open(lpath, errors="replace").read().splitlines():
+                m = SAN_RUN_MARK.match(ln)
+                if m:
+                    current = parts.setdefault(m.group(1), [])
+                elif current is not None:
+                    current.append(ln)
+        logs[tool] = parts
+    with open(path, errors="replace") as f:
+        for line in f:
+            fields = line.rstrip("\n").split("\t")
+            if len(fields) < 8 or fields[0] == "tool":
+                continue
+            tool, run, binary, filt, rc, seconds, limit, note = fields[:8]
+            r = {"run": run, "binary": binary, "filter": filt, "rc": int(rc) if rc.lstrip("-").isdigit() else None,
+                 "seconds": int(seconds) if seconds.isdigit() else 0, "limit": limit, "note": note,
+                 "ran": not note.startswith("skipped")}
+            r.update(sanitizer_output(logs.get(tool, {}).get(run, [])) if r["ran"] else {})
+            res.setdefault(tool, {"runs": []})["runs"].append(r)
+    for tool, t in res.items():
+        ran = [r for r in t["runs"] if r["ran"]]
+        t["log"] = os.path.join(work, "sanitizer-%s.log" % tool)
+        t["ran"] = len(ran)
+        t["errors"] = sum(r.get("errors") or 0 for r in ran)
+        t["api_errors"] = sum(r.get("api_errors") or 0 for r in ran)
+        t["race_warnings"] = sum(r.get("race_warnings") or 0 for r in ran)
+        t["tests_ran"] = sum(r.get("tests_ran") or 0 for r in ran)
+        t["seconds"] = sum(r["seconds"] for r in ran)
+    return res
+
+
 # ---------------------------------------------------------------------------------------------
 # formatting
 
@@ -248,7 +340,7 @@ def matrix_run(runs, coll, mode):
 
 def summarize(work):
     steps, runs, copy = read_steps(work), read_runs(work), read_copy(work)
-    ctest, torch = read_ctest(work), read_torch(work)
+    ctest, torch, sanitizer = read_ctest(work), read_torch(work), read_sanitizer(work)
     lines, verdicts, failures = [], [], []
     add = lines.append
     title = "accl device check: summary"
@@ -292,6 +384,49 @@ def summarize(work):
         if len(ctest["failed_names"]) > 6:
             failures.append("... and %d more gpu tests (ctest.log)" % (len(ctest["failed_names"]) - 6))
         verdicts.append(ctest["failed"] == 0 and ctest["not_run"] == 0 and ctest["passed"] > 0)
+
+    # compute-sanitizer: errors fail the check; a tool not run (absent, no GPU, deadline) is a note
+    for tool in SANITIZER_TOOLS:
+        t = sanitizer.get(tool)
+        label = "sanitizer %-9s: " % tool
+        if not t or not t["ran"]:
+            why = steps.get("sanitizer_note") or "; ".join(sorted({r["note"] for r in (t or {}).get("runs", [])})) or "?"
+            add(label + "not run (%s)" % why)
+            continue
+        notes, tool_ok = [], True
+        for r in t["runs"]:
+            where = "%s (%s)" % (r["run"], r["binary"])
+            if not r["ran"]:
+                notes.append("%s %s" % (r["run"], r["note"]))
+                continue
+            if r["rc"] in (124, 137):
+                notes.append("%s timed out at %s s" % (r["run"], r["limit"]))
+            if r.get("errors"):
+                tool_ok = False
+                failures.append("compute-sanitizer %s: %d error%s in %s%s" % (
+                    tool, r["errors"], "" if r["errors"] == 1 else "s", where,
+                    ": " + r["first_report"] if r["first_report"] else ""))
+            for name in r["failed_tests"][:3]:
+                tool_ok = False
+                failures.append("compute-sanitizer %s: gpu test %s failed under it" % (tool, name))
+            only_warnings = tool == "racecheck" and r.get("race_warnings") and not r.get("errors")
+            if (r["rc"] not in (0, 124, 137) and not r.get("errors") and not r["failed_tests"] and not only_warnings):
+                tool_ok = False
+                failures.append("compute-sanitizer %s: %s exit %s%s" % (
+                    tool, where, r["rc"], ": " + r["first_report"] if r["first_report"] else " (see the log)"))
+            if r["rc"] == 0 and r.get("errors") is None:
+                notes.append("%s printed no ERROR SUMMARY" % r["run"])
+            if r.get("tests_ran") == 0:
+                notes.append("%s: no test matched its filter" % r["run"])
+        detail = []
+        if t["api_errors"]:
+            detail.append("%d on CUDA API calls" % t["api_errors"])
+        if t["race_warnings"]:
+            detail.append("%d racecheck warning%s" % (t["race_warnings"], "" if t["race_warnings"] == 1 else "s"))
+        add(label + "%d error%s%s; %d of %d runs, %d tests, %d s%s" % (
+            t["errors"], "" if t["errors"] == 1 else "s", " (%s)" % ", ".join(detail) if detail else "",
+            t["ran"], len(t["runs"]), t["tests_ran"], t["seconds"], "; " + "; ".join(notes) if notes else ""))
+        verdicts.append(tool_ok)
 
     # copy bandwidth
     if copy.get("best_gbps"):
@@ -421,7 +556,7 @@ def summarize(work):
     text = "\n".join(lines) + "\n"
     with open(os.path.join(work, "summary.txt"), "w") as f:
         f.write(text)
-    doc = {"steps": steps, "copy": copy, "ctest": ctest, "torch": torch, "ok": ok,
+    doc = {"steps": steps, "copy": copy, "ctest": ctest, "torch": torch, "sanitizer": sanitizer, "ok": ok,
            "runs": {k: {kk: vv for kk, vv in v.items()} for k, v in runs.items()},
            "targets": {"ring_4rank_pct_of_copy_ok": ring_ok, "one_rank_vs_nccl_ok": nccl_ok}}
     with open(os.path.join(work, "summary.json"), "w") as f:
@@ -490,11 +625,39 @@ FAKE_CTEST = """Test project /build-device
 """
 
 
+def fake_sanitizer(lpath, tool, gtest_filter, fault="none"):
+    """compute-sanitizer's output for one run of a gpu test, appended to LPATH; its exit status."""
+    tests = [t for t in gtest_filter.split(":") if t]
+    lines = ["========= COMPUTE-SANITIZER", "Running main() from gtest_main.cc (canned)",
+             "Note: Google Test filter = %s" % gtest_filter,
+             "[==========] Running %d tests from %d test suites." % (len(tests), len(tests))]
+    for t in tests:
+        lines += ["[ RUN      ] %s" % t, "[       OK ] %s (%d ms)" % (t, 900)]
+    if fault == "race":
+        lines += ["========= Error: Race reported between Write access at 0x1f30 in "
+                  "accl::device::ringAllReduce<float, Sum, Simple>(...) (canned)",
+                  "=========     and Read access at 0x2a80 in accl::device::ringAllReduce<float, Sum, Simple>(...) "
+                  "[128 hazards]"]
+    lines += ["[==========] %d tests from %d test suites ran. (%d ms total)" % (len(tests), len(tests), 900 * len(tests)),
+              "[  PASSED  ] %d tests." % len(tests)]
+    errors = 1 if fault == "race" else 0
+    if tool == "racecheck":
+        lines.append("========= RACECHECK SUMMARY: %d hazard%s displayed (%d error%s, 0 warnings)" % (
+            errors, "" if errors == 1 else "s", errors, "" if errors == 1 else "s"))
+    else:
+        lines.append("========= ERROR SUMMARY: %d error%s" % (errors, "" if errors == 1 else "s"))
+    with open(lpath, "a") as f:
+        f.write("\n".join(lines) + "\n")
+    return 1 if errors else 0
+
+
 def main(argv):
     if len(argv) >= 2 and argv[0] == "summary":
         return summarize(argv[1])
     if len(argv) >= 8 and argv[0] == "fake-perf":
         return fake_perf(*argv[1:9])
+    if len(argv) in (4, 5) and argv[0] == "fake-sanitizer":
+        return fake_sanitizer(*argv[1:5])
     if len(argv) == 2 and argv[0] == "fake-ctest":
         with open(argv[1], "w") as f:
             f.write(FAKE_CTEST)
