@@ -489,8 +489,10 @@ ncclResult_t CudaBackend::wait() {
 
 ncclResult_t CudaBackend::asyncError() {
   if (!errorWord_) return ncclSuccess;
-  const uint32_t code = *reinterpret_cast<volatile uint32_t*>(errorWord_);
-  const uint32_t detail = *reinterpret_cast<volatile uint32_t*>(errorDetail_);
+  // The kernel stores the detail, fences, then the code: read the code with acquire so that a
+  // weakly ordered host (Grace) cannot see the code with a stale detail (issue 18 fault 9).
+  const uint32_t code = std::atomic_ref<uint32_t>(*errorWord_).load(std::memory_order_acquire);
+  const uint32_t detail = std::atomic_ref<uint32_t>(*errorDetail_).load(std::memory_order_relaxed);
   switch (code) {
     case kDevErrNone: {
       std::lock_guard<std::mutex> lock(mutex_);
