@@ -25,13 +25,15 @@ struct TestConnection {
   TestConnection()
       : simple(kSimpleSlotBytes * kFifoSteps / sizeof(simt::Vec16)),
         ll(kLLSlotWords * kFifoSteps),
-        ll128(kLL128SlotLines * simt::kLL128LineWords * kFifoSteps) {
+        ll128(kLL128SlotLines * simt::kLL128LineWords * kFifoSteps + simt::kLL128LineWords) {
     PrimsConn c;
     c.tail = &tail;
     c.head = &head;
     c.simple = reinterpret_cast<char*>(simple.data());
     c.ll = ll.data();
-    c.ll128 = ll128.data();
+    // On absolute 128-byte boundaries, as the FIFO layout puts them: a line is written whole only
+    // inside one aligned segment (the weak-memory mode tears lines that straddle two).
+    c.ll128 = reinterpret_cast<uint64_t*>((reinterpret_cast<uintptr_t>(ll128.data()) + 127) / 128 * 128);
     c.simpleSlotBytes = kSimpleSlotBytes;
     c.llSlotWords = kLLSlotWords;
     c.ll128SlotLines = kLL128SlotLines;
@@ -44,7 +46,7 @@ struct TestConnection {
   uint32_t stepInfo[kFifoSteps] = {};  // receiver's memory: fifoStepInfo of each slot (sender writes)
   std::vector<simt::Vec16> simple;
   std::vector<uint64_t> ll;
-  std::vector<uint64_t> ll128;
+  std::vector<uint64_t> ll128;  // one line longer than the slots: room to align them
   PrimsConn senderEnd;
   PrimsConn receiverEnd;
 };

@@ -24,9 +24,13 @@ cpu::LaunchConfig grid(int blocks, int threads, size_t sharedBytes = 0) {
 }
 
 // 16-byte aligned, zeroed words.
+// On a 128-byte boundary: an LL128 line is written whole only inside one aligned 128-byte
+// segment (the harness's weak-memory mode tears lines that straddle two).
 struct AlignedWords {
-  explicit AlignedWords(size_t n) : v((n + 1) / 2) {}
-  uint64_t* data() { return reinterpret_cast<uint64_t*>(v.data()); }
+  explicit AlignedWords(size_t n) : v((n + 1) / 2 + 8) {}
+  uint64_t* data() {
+    return reinterpret_cast<uint64_t*>((reinterpret_cast<uintptr_t>(v.data()) + 127) / 128 * 128);
+  }
   std::vector<simt::Vec16> v;
 };
 

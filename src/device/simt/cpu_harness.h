@@ -26,6 +26,12 @@
 // mode: its block's) is detached and its unfinished GPU threads are counted in
 // LaunchResult::threadsNotStopped (the launch's state stays alive for them).
 //
+// Weak-memory mode (LaunchConfig::weakMemorySeed, or ACCL_SIMT_WEAK_MEMORY=<seed> in the
+// environment, or a ScopedWeakMemory in a test): the layer's loads and stores go through the
+// model of weak_memory.h (stale reads, late stores, release/acquire/fence/barrier as the PTX
+// model orders them), barriers and __syncwarp join the participants' views, and polls are
+// scheduled less fairly. Off by default: the layer then maps to std::atomic_ref as it always did.
+//
 // Header-only and test-facing: the library itself never launches CPU kernels.
 #pragma once
 
@@ -37,6 +43,7 @@
 #include <chrono>
 #include <condition_variable>
 #include <cstdint>
+#include <cstdlib>
 #include <functional>
 #include <memory>
 #include <mutex>
@@ -44,6 +51,8 @@
 #include <string>
 #include <thread>
 #include <vector>
+
+#include "device/simt/weak_memory.h"
 
 // Sanitizers do not follow stacks switched under them (ASan reports false stack errors, TSan
 // loses the happens-before of a switch), so their builds run fiber-mode launches in thread mode.
@@ -86,6 +95,36 @@ struct LaunchConfig {
   // runs; it may block (the virtual GPU parks a process's blocks there while another process has
   // the device's time slice).
   std::function<void()> betweenRounds;
+  // Nonzero: run in weak-memory mode with this seed. 0: the process default (ScopedWeakMemory,
+  // else ACCL_SIMT_WEAK_MEMORY, else off).
+  uint64_t weakMemorySeed = 0;
+};
+
+namespace detail {
+inline std::atomic<uint64_t>& weakSeedOverride() {
+  static std::atomic<uint64_t> seed{0};
+  return seed;
+}
+}  // namespace detail
+
+// The weak-memory seed a launch that names none runs with; 0: off.
+inline uint64_t defaultWeakMemorySeed() {
+  if (uint64_t s = detail::weakSeedOverride().load(std::memory_order_relaxed)) return s;
+  static const uint64_t fromEnv = [] {
+    const char* v = std::getenv("ACCL_SIMT_WEAK_MEMORY");
+    return v != nullptr ? std::strtoull(v, nullptr, 0) : 0ull;
+  }();
+  return fromEnv;
+}
+
+// While alive, launches that name no seed run in weak-memory mode with `seed` (tests that reuse
+// kernels and launch helpers unchanged). Not nested, not for concurrent tests.
+class ScopedWeakMemory {
+ public:
+  explicit ScopedWeakMemory(uint64_t seed) { detail::weakSeedOverride().store(seed, std::memory_order_relaxed); }
+  ~ScopedWeakMemory() { detail::weakSeedOverride().store(0, std::memory_order_relaxed); }
+  ScopedWeakMemory(const ScopedWeakMemory&) = delete;
+  ScopedWeakMemory& operator=(const ScopedWeakMemory&) = delete;
 };
 
 struct LaunchResult {
@@ -109,6 +148,7 @@ struct ThreadCtx {
   int gridDim;
   BlockState* blockState;
   const LaunchState* launch;
+  weak::Thread* weak = nullptr;  // weak-memory mode: this thread's side of the model
 };
 
 inline thread_local ThreadCtx* tlsThread = nullptr;
@@ -227,25 +267,48 @@ void waitOrAbort(std::unique_lock<std::mutex>& lock, std::condition_variable& cv
 // before it can arrive at g + 1, which g + 2 needs.
 class NamedBarrier {
  public:
-  bool arrive(int nthreads, bool wait, bool pred, const LaunchState& launch) {
+  // `weak`: the arriving thread in weak-memory mode (its view joins the generation's; a waiter
+  // learns the union: CTA-scope ordering), else null. That mode also checks that the barrier is
+  // warp-aligned as bar.sync is: every warp (`warp`: the arriving thread's) takes part in a
+  // generation with all its lanes or not at all; a lane that skipped it, or arrived before its
+  // warp reconverged and so lands in another generation, fails the launch.
+  bool arrive(int nthreads, bool wait, bool pred, const LaunchState& launch, weak::Thread* weak = nullptr,
+              int warp = 0) {
     std::unique_lock<std::mutex> lock(mu_);
     if (arrived_ == 0) {
       expected_ = nthreads;
       orAcc_ = false;
+      viewAcc_.clear();
+      if (weak != nullptr)
+        for (int& n : warpLanes_) n = 0;
     } else if (expected_ != nthreads) {
       throw std::logic_error("named barrier: arrivals name different thread counts (" + std::to_string(expected_) +
                              " and " + std::to_string(nthreads) + ")");
     }
     const uint64_t generation = generation_;
     orAcc_ = orAcc_ || pred;
+    if (weak != nullptr) {
+      if (viewAcc_.empty()) viewAcc_.assign(weak->view().size(), 0);
+      weak::joinInto(viewAcc_, weak->view());
+      ++warpLanes_[warp];
+    }
     if (++arrived_ == expected_) {
+      if (weak != nullptr)
+        for (int w = 0; w < kMaxBlockThreads / kWarpSize; ++w)
+          if (warpLanes_[w] != 0 && warpLanes_[w] != kWarpSize)
+            throw std::logic_error("named barrier: warp " + std::to_string(w) + " arrived with " +
+                                   std::to_string(warpLanes_[w]) + " of its lanes (bar.sync is warp-aligned)");
       arrived_ = 0;
       orResult_[generation & 1] = orAcc_;
+      viewResult_[generation & 1].swap(viewAcc_);
       ++generation_;
       cv_.notify_all();
+      if (weak != nullptr) weak->learn(viewResult_[generation & 1]);
       return orResult_[generation & 1];
     }
-    if (wait) detail::waitOrAbort(lock, cv_, launch, [&] { return generation_ != generation; });
+    if (!wait) return orResult_[generation & 1];
+    detail::waitOrAbort(lock, cv_, launch, [&] { return generation_ != generation; });
+    if (weak != nullptr) weak->learn(viewResult_[generation & 1]);
     return orResult_[generation & 1];
   }
 
@@ -257,6 +320,9 @@ class NamedBarrier {
   uint64_t generation_ = 0;
   bool orAcc_ = false;
   bool orResult_[2] = {false, false};
+  weak::View viewAcc_;        // weak-memory mode: the union of this generation's arrivals' views
+  weak::View viewResult_[2];  // ... of the last two generations, by parity (as orResult_)
+  int warpLanes_[kMaxBlockThreads / kWarpSize] = {};  // weak-memory mode: this generation's arrivals per warp
 };
 
 // The exchange behind a warp's shuffles and votes: every lane of `mask` deposits one 64-bit
@@ -268,7 +334,10 @@ class WarpExchange {
  public:
   static constexpr int kMaxGroups = 8;
 
-  void exchange(unsigned mask, int lane, uint64_t value, uint64_t (&out)[kWarpSize], const LaunchState& launch) {
+  // `orderMemory`: the lane's weak-memory side when the collective orders memory (__syncwarp in
+  // weak-memory mode): the lanes' views are joined; null for shuffles and votes, which do not.
+  void exchange(unsigned mask, int lane, uint64_t value, uint64_t (&out)[kWarpSize], const LaunchState& launch,
+                weak::Thread* orderMemory = nullptr) {
     if (((mask >> lane) & 1u) == 0)
       throw std::logic_error("warp collective: lane " + std::to_string(lane) + " is not in its mask");
     std::unique_lock<std::mutex> lock(mu_);
@@ -276,6 +345,11 @@ class WarpExchange {
     const uint64_t generation = g.generation;
     uint64_t* slots = g.values[generation & 1];
     slots[lane] = value;
+    if (orderMemory != nullptr) {
+      weak::View& acc = g.views[generation & 1];
+      if (g.arrived == 0) acc.assign(orderMemory->view().size(), 0);
+      weak::joinInto(acc, orderMemory->view());
+    }
     if (++g.arrived == popCount(mask)) {
       g.arrived = 0;
       ++g.generation;
@@ -283,6 +357,7 @@ class WarpExchange {
     } else {
       detail::waitOrAbort(lock, cv_, launch, [&] { return g.generation != generation; });
     }
+    if (orderMemory != nullptr) orderMemory->learn(g.views[generation & 1]);
     for (int i = 0; i < kWarpSize; ++i) out[i] = ((mask >> i) & 1u) ? slots[i] : 0;
   }
 
@@ -292,6 +367,7 @@ class WarpExchange {
     int arrived = 0;
     uint64_t generation = 0;
     uint64_t values[2][kWarpSize] = {};
+    weak::View views[2];  // weak-memory mode, memory-ordering collectives: the joined views
   };
 
   static int popCount(unsigned m) { return __builtin_popcount(m); }
@@ -328,8 +404,15 @@ struct BlockState {
 // One poll of a spin loop: checks the harness abort, then lets others run. A thread yields the
 // core (2-core CI machines run hundreds of kernel threads), sleeping briefly once the wait gets
 // long; a fiber yields to its block's scheduler, which sleeps once all its fibers wait long.
+//
+// Weak-memory mode also makes the schedule less fair: now and then a poll yields twice, so that
+// the order in which threads reach their next access varies with the seed.
 inline void pollPause(int polls) {
   checkAbort();
+  if (tlsThread != nullptr && tlsThread->weak != nullptr && tlsThread->weak->oneIn(4)) {
+    if (detail::tlsFiber != nullptr) detail::fiberYield(false);
+    else std::this_thread::yield();
+  }
   if (detail::tlsFiber != nullptr) detail::fiberYield(polls >= detail::kLongWaitPolls);
   else if (polls < detail::kLongWaitPolls) std::this_thread::yield();
   else std::this_thread::sleep_for(std::chrono::microseconds(50));
@@ -343,7 +426,15 @@ class LaunchState {
     for (int i = 0; i < total(); ++i) done_[i].store(false, std::memory_order_relaxed);
     for (int b = 0; b < blocks; ++b)
       blockStates_.push_back(std::make_unique<BlockState>(config.blockDim, config.sharedBytes));
+    const uint64_t seed = config.weakMemorySeed != 0 ? config.weakMemorySeed : defaultWeakMemorySeed();
+    if (seed != 0) {
+      weakMemory_ = std::make_unique<weak::Memory>(seed, total());
+      for (int i = 0; i < total(); ++i) weakThreads_.push_back(std::make_unique<weak::Thread>(*weakMemory_, i));
+    }
   }
+
+  // The weak-memory seed this launch runs with; 0: off.
+  uint64_t weakMemorySeed() const { return weakMemory_ ? weakMemory_->seed() : 0; }
 
   // GPU threads of the blocks this launch runs.
   int total() const { return blocks_ * config_.blockDim; }
@@ -436,7 +527,7 @@ class LaunchState {
   ThreadCtx threadCtx(int index) {
     const int slot = index / config_.blockDim;
     return ThreadCtx{index % config_.blockDim, config_.firstBlock + slot, config_.blockDim, config_.gridDim,
-                     blockStates_[slot].get(), this};
+                     blockStates_[slot].get(), this, weakMemory_ ? weakThreads_[size_t(index)].get() : nullptr};
   }
 
   // Runs the kernel as `ctx`; whatever it throws ends here (in fiber mode: before it could cross
@@ -517,6 +608,8 @@ class LaunchState {
   std::function<void()> kernel_;
   std::unique_ptr<std::atomic<bool>[]> done_;
   std::vector<std::unique_ptr<BlockState>> blockStates_;
+  std::unique_ptr<weak::Memory> weakMemory_;                 // weak-memory mode only
+  std::vector<std::unique_ptr<weak::Thread>> weakThreads_;  // by launch thread index
   std::atomic<bool> aborted_{false};
   std::mutex mu_;
   std::condition_variable cv_;

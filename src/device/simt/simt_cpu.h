@@ -10,6 +10,13 @@
 // line is never seen partially written (the CPU stand-in for the GPU's 128-byte store
 // atomicity), and any code path that reads LL128 data without that order is a data race that
 // ThreadSanitizer reports.
+//
+// In the harness's weak-memory mode (cpu_harness.h, weak_memory.h) every load and store below
+// except load16/store16 goes through the model instead: volatile and slot accesses are weak,
+// loadAcquire/storeRelease/fence/barriers order as PTX does, and an LL128 line is stored as one
+// commit per aligned 128-byte segment (the GPU's store atomicity) with no release or acquire.
+// load16/store16 stay plain: user buffers are written before a launch and read after it, each
+// element by one thread (and cuda_prims.h also moves partial packets with plain accesses).
 #pragma once
 
 #if defined(__CUDACC__)
@@ -31,6 +38,10 @@ namespace detail {
 template <class T>
 ACCL_SIMT_FN std::atomic_ref<T> atom(const T* p) {
   return std::atomic_ref<T>(*const_cast<T*>(p));
+}
+// The calling thread's side of the weak-memory model, or null (mode off, or outside a launch).
+ACCL_SIMT_FN cpu::weak::Thread* weakThread() {
+  return cpu::tlsThread != nullptr ? cpu::tlsThread->weak : nullptr;
 }
 }  // namespace detail
 
@@ -100,7 +111,9 @@ ACCL_SIMT_FN bool any(bool p, unsigned mask = kFullMask) { return ballot(p, mask
 ACCL_SIMT_FN bool all(bool p, unsigned mask = kFullMask) { return ballot(p, mask) == mask; }
 ACCL_SIMT_FN void syncWarp(unsigned mask = kFullMask) {
   uint64_t all[kWarpSize];
-  detail::warpExchange(mask, 0, all);
+  cpu::ThreadCtx& t = cpu::currentThread();
+  // __syncwarp orders memory among its lanes (shuffles and votes do not): weak mode joins views.
+  t.blockState->warps[t.thread / kWarpSize]->exchange(mask, t.thread % kWarpSize, 0, all, *t.launch, t.weak);
 }
 
 // ---- block --------------------------------------------------------------------------------------
@@ -111,7 +124,7 @@ ACCL_SIMT_FN bool namedBarrier(int id, int nthreads, bool wait, bool pred) {
   if (id < 0 || id >= kNamedBarriers || nthreads <= 0 || nthreads % kWarpSize != 0 || nthreads > t.blockDim)
     throw std::logic_error("named barrier " + std::to_string(id) + " with " + std::to_string(nthreads) +
                            " threads: id must be 0..15 and the count whole warps of this block");
-  return t.blockState->barriers[id].arrive(nthreads, wait, pred, *t.launch);
+  return t.blockState->barriers[id].arrive(nthreads, wait, pred, *t.launch, t.weak, t.thread / kWarpSize);
 }
 }  // namespace detail
 
@@ -134,14 +147,22 @@ ACCL_SIMT_FN Vec16 load16(const void* p) {
 }
 ACCL_SIMT_FN void store16(void* p, Vec16 v) { memcpy(p, &v, sizeof v); }
 
-// FIFO slot data: plain accesses, so ThreadSanitizer checks that the step counters order them.
-ACCL_SIMT_FN Vec16 loadSlot16(const void* p) { return load16(p); }
-ACCL_SIMT_FN void storeSlot16(void* p, Vec16 v) { store16(p, v); }
-
-ACCL_SIMT_FN uint64_t loadVolatile64(const uint64_t* p) { return detail::atom(p).load(std::memory_order_relaxed); }
-ACCL_SIMT_FN void storeVolatile64(uint64_t* p, uint64_t v) { detail::atom(p).store(v, std::memory_order_relaxed); }
-ACCL_SIMT_FN uint32_t loadVolatile32(const uint32_t* p) { return detail::atom(p).load(std::memory_order_relaxed); }
-ACCL_SIMT_FN void storeVolatile32(uint32_t* p, uint32_t v) { detail::atom(p).store(v, std::memory_order_relaxed); }
+ACCL_SIMT_FN uint64_t loadVolatile64(const uint64_t* p) {
+  if (cpu::weak::Thread* w = detail::weakThread()) return w->loadRelaxed(p, 8);
+  return detail::atom(p).load(std::memory_order_relaxed);
+}
+ACCL_SIMT_FN void storeVolatile64(uint64_t* p, uint64_t v) {
+  if (cpu::weak::Thread* w = detail::weakThread()) return w->storeRelaxed(p, 8, v);
+  detail::atom(p).store(v, std::memory_order_relaxed);
+}
+ACCL_SIMT_FN uint32_t loadVolatile32(const uint32_t* p) {
+  if (cpu::weak::Thread* w = detail::weakThread()) return uint32_t(w->loadRelaxed(p, 4));
+  return detail::atom(p).load(std::memory_order_relaxed);
+}
+ACCL_SIMT_FN void storeVolatile32(uint32_t* p, uint32_t v) {
+  if (cpu::weak::Thread* w = detail::weakThread()) return w->storeRelaxed(p, 4, v);
+  detail::atom(p).store(v, std::memory_order_relaxed);
+}
 
 ACCL_SIMT_FN Vec16 loadVolatile16(const void* p) {
   const uint64_t* w = static_cast<const uint64_t*>(p);
@@ -153,12 +174,25 @@ ACCL_SIMT_FN void storeVolatile16(void* p, Vec16 v) {
   storeVolatile64(w + 1, v.hi);
 }
 
+// FIFO slot data: plain accesses, so ThreadSanitizer checks that the step counters order them;
+// weak accesses (two words) in weak-memory mode.
+ACCL_SIMT_FN Vec16 loadSlot16(const void* p) {
+  if (detail::weakThread() != nullptr) return loadVolatile16(p);
+  return load16(p);
+}
+ACCL_SIMT_FN void storeSlot16(void* p, Vec16 v) {
+  if (detail::weakThread() != nullptr) return storeVolatile16(p, v);
+  store16(p, v);
+}
+
 template <Scope kScope = Scope::kSystem>
 ACCL_SIMT_FN uint64_t loadAcquire(const uint64_t* p) {
+  if (cpu::weak::Thread* w = detail::weakThread()) return w->loadAcquire(p, 8);
   return detail::atom(p).load(std::memory_order_acquire);
 }
 template <Scope kScope = Scope::kSystem>
 ACCL_SIMT_FN void storeRelease(uint64_t* p, uint64_t v) {
+  if (cpu::weak::Thread* w = detail::weakThread()) return w->storeRelease(p, 8, v);
   detail::atom(p).store(v, std::memory_order_release);
 }
 // Under ThreadSanitizer (which does not model standalone fences) the fence is left out: every
@@ -166,15 +200,18 @@ ACCL_SIMT_FN void storeRelease(uint64_t* p, uint64_t v) {
 // alone then shows up as a race instead of passing by luck.
 template <Scope kScope = Scope::kSystem>
 ACCL_SIMT_FN void fence() {
+  if (cpu::weak::Thread* w = detail::weakThread()) return w->fence();
 #if !defined(__SANITIZE_THREAD__)
   std::atomic_thread_fence(std::memory_order_seq_cst);
 #endif
 }
 
 ACCL_SIMT_FN uint32_t atomicAdd32(uint32_t* p, uint32_t v) {
+  if (cpu::weak::Thread* w = detail::weakThread()) return uint32_t(w->fetchAdd(p, 4, v));
   return detail::atom(p).fetch_add(v, std::memory_order_relaxed);
 }
 ACCL_SIMT_FN uint64_t atomicAdd64(uint64_t* p, uint64_t v) {
+  if (cpu::weak::Thread* w = detail::weakThread()) return w->fetchAdd(p, 8, v);
   return detail::atom(p).fetch_add(v, std::memory_order_relaxed);
 }
 
@@ -202,7 +239,55 @@ ACCL_SIMT_FN bool llTryLoadLine(const uint64_t* line, uint32_t flag, uint64_t& d
 
 // ---- LL128 --------------------------------------------------------------------------------------
 
+namespace detail {
+// Weak-memory mode: the GPU's LL128 guarantee itself, with no release or acquire. The warp's
+// words of each line are gathered in the line's flag lane, which stores the line as one commit
+// per aligned 128-byte segment; a load takes one cut-off per segment, chosen by the flag lane.
+ACCL_SIMT_FN void ll128StoreWeak(cpu::weak::Thread& w, uint64_t* line, uint64_t w0, uint64_t w1, uint64_t flag) {
+  uint64_t all0[kWarpSize], all1[kWarpSize];
+  warpExchange(kFullMask, w0, all0);
+  warpExchange(kFullMask, w1, all1);
+  const int lane = laneId();
+  if (lane % kLL128LanesPerLine != kLL128LanesPerLine - 1) return;
+  const int first = lane - (kLL128LanesPerLine - 1);
+  uint64_t words[kLL128LineWords];
+  for (int p = 0; p < kLL128LanesPerLine; ++p) {
+    words[2 * p] = all0[first + p];
+    words[2 * p + 1] = all1[first + p];
+  }
+  words[kLL128FlagWord] = flag;
+  w.storeLine(line, words);
+}
+
+ACCL_SIMT_FN bool ll128TryLoadWeak(cpu::weak::Thread& w, const uint64_t* line, uint64_t flag, uint64_t& w0,
+                                   uint64_t& w1) {
+  const int part = laneId() % kLL128LanesPerLine;
+  const bool flagLane = part == kLL128LanesPerLine - 1;
+  uint64_t cut[2] = {0, 0};
+  if (flagLane) w.lineCutoffs(line, cut);
+  // Every lane takes its line's cut-offs from the line's flag lane.
+  const int src = laneId() - part + kLL128LanesPerLine - 1;
+  uint64_t lanes[kWarpSize];
+  warpExchange(kFullMask, cut[0], lanes);
+  cut[0] = lanes[src];
+  warpExchange(kFullMask, cut[1], lanes);
+  cut[1] = lanes[src];
+  const uintptr_t firstSegment = reinterpret_cast<uintptr_t>(line) / 128;
+  auto at = [&](int i) {
+    return w.loadWordAt(line + i, cut[reinterpret_cast<uintptr_t>(line + i) / 128 == firstSegment ? 0 : 1]);
+  };
+  w0 = at(2 * part);
+  w1 = at(2 * part + 1);
+  if (!all(!flagLane || w1 == flag)) {
+    w0 = w1 = 0;
+    return false;
+  }
+  return true;
+}
+}  // namespace detail
+
 ACCL_SIMT_FN void ll128Store(uint64_t* line, uint64_t w0, uint64_t w1, uint64_t flag) {
+  if (cpu::weak::Thread* w = detail::weakThread()) return detail::ll128StoreWeak(*w, line, w0, w1, flag);
   const int part = laneId() % kLL128LanesPerLine;
   const bool flagLane = part == kLL128LanesPerLine - 1;
   // Data words are plain stores: only the flag is ever polled, and a reader that touched the data
@@ -214,6 +299,7 @@ ACCL_SIMT_FN void ll128Store(uint64_t* line, uint64_t w0, uint64_t w1, uint64_t 
 }
 
 ACCL_SIMT_FN bool ll128TryLoad(const uint64_t* line, uint64_t flag, uint64_t& w0, uint64_t& w1) {
+  if (cpu::weak::Thread* w = detail::weakThread()) return detail::ll128TryLoadWeak(*w, line, flag, w0, w1);
   const int part = laneId() % kLL128LanesPerLine;
   const bool flagLane = part == kLL128LanesPerLine - 1;
   const bool mine = !flagLane || loadAcquire(line + kLL128FlagWord) == flag;
