@@ -249,7 +249,10 @@ class CudaPrims {
     PrimsConn* c = pickSend(s);
     const uint64_t next = sendStepOf(s) + 1;
     if (c->stepInfo) simt::storeVolatile32(c->stepInfo + (next - 1) % kFifoSteps, stepInfoOf(n));
-    simt::fence<simt::Scope::kSystem>();  // the data warps' slot stores (ordered by barrier B) and stepInfo first
+    // A system-scope release is cumulative: the data warps' slot stores (ordered before it by
+    // barrier B) and this lane's stepInfo store are visible to whoever acquires `tail`. No fence
+    // before it (issue 18 fault 8: a fence plus a release was two MEMBARs per post; the
+    // weak-memory harness shows either one alone suffices).
     simt::storeRelease(c->tail, next);
     c->step = next;
   }
@@ -302,12 +305,16 @@ class CudaPrims {
                                  int cntArg) const {
     constexpr int kElems = kBytes / int(sizeof(T)) > 0 ? kBytes / int(sizeof(T)) : 1;
     const int cnt = kFixed > 0 ? kFixed : cntArg;
+    // Every loop runs over the compile-time kElems with `j < cnt` as a predicate: an array indexed
+    // by a run-time bound lives in local memory on a GPU (issue 18 fault 8: STL/LDL per packet).
     T r[16 / sizeof(T)] = {};
     if (what & kRecv) memcpy(r, &rp[0], sizeof r);
     if (what & kIn) {
       T x[16 / sizeof(T)];
       loadElems<kElems>(x, static_cast<const T*>(input_) + in + e, cnt);
-      for (int j = 0; j < cnt; ++j) {
+      ACCL_PRIMS_UNROLL
+      for (int j = 0; j < kElems; ++j) {
+        if (j >= cnt) break;
         const T v = contribution_ ? op_.preOp(x[j]) : x[j];
         r[j] = (what & kRecv) ? op_(r[j], v) : v;
       }
@@ -316,11 +323,20 @@ class CudaPrims {
         if (i >= nSrc) break;
         T o[16 / sizeof(T)];
         memcpy(o, &rp[i], sizeof o);
-        for (int j = 0; j < cnt; ++j) r[j] = op_(r[j], o[j]);
+        ACCL_PRIMS_UNROLL
+        for (int j = 0; j < kElems; ++j) {
+          if (j >= cnt) break;
+          r[j] = op_(r[j], o[j]);
+        }
       }
     }
-    if (what & kPost)
-      for (int j = 0; j < cnt; ++j) r[j] = op_.postOp(r[j]);
+    if (what & kPost) {
+      ACCL_PRIMS_UNROLL
+      for (int j = 0; j < kElems; ++j) {
+        if (j >= cnt) break;
+        r[j] = op_.postOp(r[j]);
+      }
+    }
     if (what & kOut) storeElems<kElems>(static_cast<T*>(output_) + out + e, r, cnt);
     Pack p;
     memcpy(&p, r, sizeof p);
@@ -335,7 +351,11 @@ class CudaPrims {
       memcpy(dst, &v, 16);
       return;
     }
-    for (int j = 0; j < cnt; ++j) dst[j] = src[j];
+    ACCL_PRIMS_UNROLL
+    for (int j = 0; j < kElems; ++j) {
+      if (j >= cnt) break;
+      dst[j] = src[j];
+    }
   }
   template <int kElems>
   ACCL_SIMT_FN static void storeElems(T* dst, const T* src, int cnt) {
@@ -345,7 +365,11 @@ class CudaPrims {
       simt::store16(dst, v);
       return;
     }
-    for (int j = 0; j < cnt; ++j) dst[j] = src[j];
+    ACCL_PRIMS_UNROLL
+    for (int j = 0; j < kElems; ++j) {
+      if (j >= cnt) break;
+      dst[j] = src[j];
+    }
   }
 
   ACCL_SIMT_FN static int packElems(size_t n, size_t e, int perPack) {
