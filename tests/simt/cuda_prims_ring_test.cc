@@ -220,6 +220,66 @@ std::string ringCaseName(const ::testing::TestParamInfo<RingCase>& info) {
   return std::to_string(info.param.nranks) + "ranks_" + protoName(info.param.proto);
 }
 
+// Issue 18 fault 9: an LL flag is 32 bits of step + 1, so a line no step has written for 2^32
+// steps would be accepted stale when the flags come round. The connections start just before a
+// clean-up step (kLLCleanSteps) with every LL line holding a flag no step of this run writes;
+// one-line all-reduces then run through the clean-up window, after which every line of every
+// slot must carry a flag of this run (and every result is right).
+TEST(CudaPrimsRingLLFlags, EveryLineIsRewrittenBeforeItsFlagComesRound) {
+  constexpr int n = 2;
+  constexpr uint32_t kPoison = 0x5a5a5a5au;
+  const uint64_t s0 = kLLCleanSteps - 3;
+  TestNet net(n);
+  for (int a = 0; a < n; ++a)
+    for (int b = 0; b < n; ++b) {
+      if (a == b) continue;
+      PrimsConn* s = net.sendEnd(a, b);
+      *s->tail = *s->head = s0;
+      s->step = net.recvEnd(b, a)->step = s0;
+      for (size_t w = 0; w < s->llSlotWords * kFifoSteps; ++w) s->ll[w] = simt::llPack(0xdeadbeefu, kPoison);
+    }
+  std::vector<int> userRanks{0, 1};
+  constexpr int kRepeats = 8;  // 2 steps per connection each: s0 .. s0 + 16, past kLLCleanSteps + 8
+  for (int rep = 0; rep < kRepeats; ++rep) {
+    std::vector<std::vector<float>> in(n, std::vector<float>(1)), out(n, std::vector<float>(1, -1.0f));
+    for (int r = 0; r < n; ++r) in[r][0] = primstest::contribution<float>(r, rep);
+    uint32_t aborted = 0;
+    ASSERT_EQ(net.launch([&] {
+      const int r = simt::blockIndex();
+      CudaPrimsArgs args;
+      args.recv[0] = net.recvEnd(r, (r + n - 1) % n);
+      args.send[0] = net.sendEnd(r, (r + 1) % n);
+      args.nRecv = args.nSend = 1;
+      args.input = in[r].data();
+      args.output = out[r].data();
+      args.proto = kProtoLL;
+      CudaPrims<float, RedSum<float>> prims(args, RedSum<float>{});
+      RingView ring{n, r, userRanks.data()};
+      CollWork work{};
+      work.chanCount = 1;
+      work.chunkElems = primsChunkCapacity(*net.sendEnd(0, 1), kProtoLL, sizeof(float));
+      ringAllReduce(prims, ring, work);
+      if (prims.aborted()) simt::atomicAdd32(&aborted, 1);
+    }), "");
+    ASSERT_EQ(aborted, 0u);
+    for (int r = 0; r < n; ++r) ASSERT_EQ(out[r][0], primstest::closedFormSum<float>(n, rep)) << "repeat " << rep;
+  }
+  ASSERT_EQ(net.checkSteps(), "");
+  const uint64_t last = net.sendEnd(0, 1)->step;
+  ASSERT_GE(last, kLLCleanSteps + kFifoSteps) << "the run must cross the whole clean-up window";
+  for (int a = 0; a < n; ++a)
+    for (int b = 0; b < n; ++b) {
+      if (a == b) continue;
+      const PrimsConn* s = net.sendEnd(a, b);
+      for (size_t w = 0; w < s->llSlotWords * kFifoSteps; ++w) {
+        const uint32_t flag = simt::llFlag(s->ll[w]);
+        ASSERT_TRUE(flag > uint32_t(s0) && flag <= uint32_t(last))
+            << "connection " << a << "->" << b << " word " << w << " (slot " << w / s->llSlotWords << ") has flag "
+            << flag << ", not one of steps " << s0 + 1 << ".." << last;
+      }
+    }
+}
+
 INSTANTIATE_TEST_SUITE_P(AllProtocols, CudaPrimsRing, ::testing::ValuesIn(ringCases()), ringCaseName);
 
 }  // namespace

@@ -59,6 +59,10 @@
 
 namespace accl {
 
+// Steps of a connection between two LL clean-up passes (CudaPrims::cleanLL): far below the 2^32
+// steps after which a 32-bit LL flag comes round.
+constexpr uint64_t kLLCleanSteps = uint64_t(1) << 28;
+
 struct CudaPrimsArgs {
   PrimsConn* recv[kMaxTreeChildren] = {};
   int nRecv = 0;
@@ -440,7 +444,24 @@ class CudaPrims {
           if (i < nSend_) simt::llStoreLine(send_[i]->llSlot(sendStep_[i]) + 2 * l, v.lo, uint32_t(sendStep_[i] + 1));
       }
     }
+    if (what & kSend) cleanLL(lines);
     return true;
+  }
+
+  // LL flags are the low 32 bits of step + 1: a line no step has written for 2^32 steps would be
+  // accepted, stale, when the flags come round (issue 18 fault 9). Once every kLLCleanSteps steps
+  // (the kFifoSteps steps that start such a period, so every slot is reached) the sender also
+  // writes the rest of the slot with the current flag, so no line is ever older than that.
+  ACCL_SIMT_FN void cleanLL(size_t usedLines) {
+    const size_t stride = size_t(dataWarps_) * simt::kWarpSize;
+    ACCL_PRIMS_UNROLL
+    for (int i = 0; i < kMaxSend; ++i) {
+      if (i >= nSend_ || sendStep_[i] % kLLCleanSteps >= kFifoSteps) continue;
+      uint64_t* slot = send_[i]->llSlot(sendStep_[i]);
+      const uint32_t flag = uint32_t(sendStep_[i] + 1);
+      for (size_t l = usedLines + size_t(dataTid_); l < send_[i]->llSlotWords / 2; l += stride)
+        simt::llStoreLine(slot + 2 * l, 0, flag);
+    }
   }
 
   ACCL_SIMT_FN bool moveLL128(unsigned what, size_t in, size_t out, size_t n) {
