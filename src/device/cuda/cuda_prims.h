@@ -392,9 +392,15 @@ class CudaPrims {
     const size_t packs = (n + kPer - 1) / kPer;
     const int nSrc = recvSources(what);
     const size_t stride = size_t(dataWarps_) * simt::kWarpSize;
+    // Slot addresses once per step, in registers: PrimsConn lives in host-mapped memory, and a
+    // load of it per packet (the compiler cannot hoist it past the slot stores) costs a PCIe
+    // round trip each (issue 18 fault 8).
     const char* src[kMaxRecv > 0 ? kMaxRecv : 1];
     ACCL_PRIMS_UNROLL
     for (int i = 0; i < kMaxRecv; ++i) src[i] = i < nSrc ? recv_[i]->simpleSlot(recvStep_[i]) : nullptr;
+    char* dst[kMaxSend > 0 ? kMaxSend : 1];
+    ACCL_PRIMS_UNROLL
+    for (int i = 0; i < kMaxSend; ++i) dst[i] = (what & kSend) && i < nSend_ ? send_[i]->simpleSlot(sendStep_[i]) : nullptr;
     for (size_t base = size_t(dataTid_); base < packs; base += kUnroll * stride) {
       // Every load of the kUnroll packets is issued before the first packet is reduced.
       Pack rp[kUnroll][kMaxRecv > 0 ? kMaxRecv : 1] = {};
@@ -414,7 +420,7 @@ class CudaPrims {
         if (what & kSend) {
           ACCL_PRIMS_UNROLL
           for (int i = 0; i < kMaxSend; ++i)
-            if (i < nSend_) simt::storeSlot16(send_[i]->simpleSlot(sendStep_[i]) + p * 16, v);
+            if (i < nSend_) simt::storeSlot16(dst[i] + p * 16, v);
         }
       }
     }
@@ -425,12 +431,18 @@ class CudaPrims {
     const size_t lines = (n * sizeof(T) + 7) / 8;
     const int nSrc = recvSources(what);
     const size_t stride = size_t(dataWarps_) * simt::kWarpSize;
+    const uint64_t* src[kMaxRecv > 0 ? kMaxRecv : 1];  // slot addresses once per step (moveSimple)
+    ACCL_PRIMS_UNROLL
+    for (int i = 0; i < kMaxRecv; ++i) src[i] = i < nSrc ? recv_[i]->llSlot(recvStep_[i]) : nullptr;
+    uint64_t* dst[kMaxSend > 0 ? kMaxSend : 1];
+    ACCL_PRIMS_UNROLL
+    for (int i = 0; i < kMaxSend; ++i) dst[i] = (what & kSend) && i < nSend_ ? send_[i]->llSlot(sendStep_[i]) : nullptr;
     for (size_t l = size_t(dataTid_); l < lines; l += stride) {
       Pack rp[kMaxRecv > 0 ? kMaxRecv : 1] = {};
       ACCL_PRIMS_UNROLL
       for (int i = 0; i < kMaxRecv; ++i) {
         if (i >= nSrc) break;
-        const uint64_t* line = recv_[i]->llSlot(recvStep_[i]) + 2 * l;
+        const uint64_t* line = src[i] + 2 * l;
         const uint32_t flag = uint32_t(recvStep_[i] + 1);
         uint64_t data = 0;
         if (!simt::spinUntil([&] { return simt::llTryLoadLine(line, flag, data); }, abortFlag_)) return false;
@@ -441,7 +453,7 @@ class CudaPrims {
       if (what & kSend) {
         ACCL_PRIMS_UNROLL
         for (int i = 0; i < kMaxSend; ++i)
-          if (i < nSend_) simt::llStoreLine(send_[i]->llSlot(sendStep_[i]) + 2 * l, v.lo, uint32_t(sendStep_[i] + 1));
+          if (i < nSend_) simt::llStoreLine(dst[i] + 2 * l, v.lo, uint32_t(sendStep_[i] + 1));
       }
     }
     if (what & kSend) cleanLL(lines);
@@ -473,13 +485,20 @@ class CudaPrims {
     const int lineInGroup = lane / simt::kLL128LanesPerLine;
     const int partBytes = part == simt::kLL128LanesPerLine - 1 ? 8 : 16;
     const int nSrc = recvSources(what);
+    const uint64_t* src[kMaxRecv > 0 ? kMaxRecv : 1];  // slot addresses once per step (moveSimple)
+    ACCL_PRIMS_UNROLL
+    for (int i = 0; i < kMaxRecv; ++i) src[i] = i < nSrc ? recv_[i]->ll128Slot(recvStep_[i]) : nullptr;
+    uint64_t* dst[kMaxSend > 0 ? kMaxSend : 1];
+    ACCL_PRIMS_UNROLL
+    for (int i = 0; i < kMaxSend; ++i)
+      dst[i] = (what & kSend) && i < nSend_ ? send_[i]->ll128Slot(sendStep_[i]) : nullptr;
     for (size_t g = size_t(dataTid_ / simt::kWarpSize); g < groups; g += size_t(dataWarps_)) {
       const size_t l = g * kPerLine + lineInGroup;
       Pack rp[kMaxRecv > 0 ? kMaxRecv : 1] = {};
       ACCL_PRIMS_UNROLL
       for (int i = 0; i < kMaxRecv; ++i) {
         if (i >= nSrc) break;
-        const uint64_t* line = recv_[i]->ll128Slot(recvStep_[i]) + l * simt::kLL128LineWords;
+        const uint64_t* line = src[i] + l * simt::kLL128LineWords;
         const uint64_t flag = recvStep_[i] + 1;
         uint64_t w0 = 0, w1 = 0;
         if (!simt::warpSpinUntil([&] { return simt::ll128TryLoad(line, flag, w0, w1); }, abortFlag_)) return false;
@@ -491,8 +510,7 @@ class CudaPrims {
         ACCL_PRIMS_UNROLL
         for (int i = 0; i < kMaxSend; ++i)
           if (i < nSend_)
-            simt::ll128Store(send_[i]->ll128Slot(sendStep_[i]) + l * simt::kLL128LineWords, v.lo, v.hi,
-                             sendStep_[i] + 1);
+            simt::ll128Store(dst[i] + l * simt::kLL128LineWords, v.lo, v.hi, sendStep_[i] + 1);
       }
     }
     return true;
