@@ -62,6 +62,20 @@ std::string checkSums(const Buffers& b, int n, int r, int k, size_t count) {
   return "";
 }
 
+// Every rank's all-reduce of its input k in one group, rank r on streamOf(r): the first error of
+// a call, else the group's result.
+template <class StreamOf>
+ncclResult_t allReduceAll(const CommSet& set, std::vector<Buffers>& bufs, int k, size_t count, StreamOf streamOf) {
+  ncclResult_t res = ncclGroupStart();
+  for (int r = 0; r < set.size() && res == ncclSuccess; ++r)
+    res = ncclAllReduce(bufs[r].in[k], bufs[r].out[k], count, ncclFloat32, ncclSum, set.comm(r), streamOf(r));
+  const ncclResult_t end = ncclGroupEnd();
+  return res != ncclSuccess ? res : end;
+}
+ncclResult_t allReduceAll(const CommSet& set, std::vector<Buffers>& bufs, int k, size_t count) {
+  return allReduceAll(set, bufs, k, count, [&set](int r) { return set.stream(r); });
+}
+
 // Fault 2: consecutive collectives of one communicator issued on two streams, with nothing
 // between them in the user's program, must not run at once (NCCL orders a communicator's work).
 TEST_F(GpuReadiness, TwoStreamsAlternateOnOneCommunicator) {
@@ -75,12 +89,8 @@ TEST_F(GpuReadiness, TwoStreamsAlternateOnOneCommunicator) {
   for (int r = 0; r < kRanks; ++r)
     for (int k = 0; k < kColls; ++k) ASSERT_EQ(upload(bufs[r], r, k, kCount), "");
   for (int k = 0; k < kColls; ++k) {
-    ASSERT_EQ(ncclGroupStart(), ncclSuccess);
-    for (int r = 0; r < kRanks; ++r)
-      ASSERT_EQ(ncclAllReduce(bufs[r].in[k], bufs[r].out[k], kCount, ncclFloat32, ncclSum, set.comm(r),
-                              k % 2 ? second[r] : set.stream(r)),
-                ncclSuccess);
-    ASSERT_EQ(ncclGroupEnd(), ncclSuccess);
+    ASSERT_EQ(allReduceAll(set, bufs, k, kCount, [&](int r) { return k % 2 ? second[r] : set.stream(r); }), ncclSuccess)
+        << ncclText(ncclInternalError);
   }
   ASSERT_EQ(set.waitAll(kLimit), "");
   for (int r = 0; r < kRanks; ++r) ASSERT_EQ(waitStream(second[r], Clock::now() + kLimit), "") << "rank " << r;
@@ -152,11 +162,7 @@ TEST_F(GpuReadiness, SuspendAndResumeBetweenCollectives) {
       for (int r = 0; r < kRanks; ++r) ASSERT_EQ(ncclCommSuspend(set.comm(r), NCCL_SUSPEND_MEM), ncclSuccess);
       for (int r = 0; r < kRanks; ++r) ASSERT_EQ(ncclCommResume(set.comm(r)), ncclSuccess) << ncclText(ncclInternalError);
     }
-    ASSERT_EQ(ncclGroupStart(), ncclSuccess);
-    for (int r = 0; r < kRanks; ++r)
-      ASSERT_EQ(ncclAllReduce(bufs[r].in[k], bufs[r].out[k], kCount, ncclFloat32, ncclSum, set.comm(r), set.stream(r)),
-                ncclSuccess);
-    ASSERT_EQ(ncclGroupEnd(), ncclSuccess);
+    ASSERT_EQ(allReduceAll(set, bufs, k, kCount), ncclSuccess) << ncclText(ncclInternalError);
     ASSERT_EQ(set.waitAll(kLimit), "") << "collective " << k;
     for (int r = 0; r < kRanks; ++r) EXPECT_EQ(checkSums(bufs[r], kRanks, r, k, kCount), "");
   }
@@ -174,11 +180,7 @@ TEST_F(GpuReadiness, RevokeStopsAKernelWaitingForItsPeer) {
   for (int r = 0; r < kRanks; ++r)
     for (int k = 0; k < 2; ++k) ASSERT_EQ(upload(bufs[r], r, k, kCount), "");
   // Connected and working first.
-  ASSERT_EQ(ncclGroupStart(), ncclSuccess);
-  for (int r = 0; r < kRanks; ++r)
-    ASSERT_EQ(ncclAllReduce(bufs[r].in[0], bufs[r].out[0], kCount, ncclFloat32, ncclSum, set.comm(r), set.stream(r)),
-              ncclSuccess);
-  ASSERT_EQ(ncclGroupEnd(), ncclSuccess);
+  ASSERT_EQ(allReduceAll(set, bufs, 0, kCount), ncclSuccess) << ncclText(ncclInternalError);
   ASSERT_EQ(set.waitAll(kLimit), "");
   // Rank 0 alone: its kernel waits for rank 1's data.
   ASSERT_EQ(ncclAllReduce(bufs[0].in[1], bufs[0].out[1], kCount, ncclFloat32, ncclSum, set.comm(0), set.stream(0)),
@@ -207,18 +209,10 @@ TEST_F(GpuReadiness, TwoRanksOnOneStreamAreRefused) {
   ASSERT_EQ(set.initResult(), ncclSuccess) << ncclText(set.initResult());
   std::vector<Buffers> bufs(kRanks);
   for (int r = 0; r < kRanks; ++r) ASSERT_EQ(upload(bufs[r], r, 0, kCount), "");
-  ASSERT_EQ(ncclGroupStart(), ncclSuccess);
-  for (int r = 0; r < kRanks; ++r)
-    ASSERT_EQ(ncclAllReduce(bufs[r].in[0], bufs[r].out[0], kCount, ncclFloat32, ncclSum, set.comm(r), set.stream(0)),
-              ncclSuccess);
-  EXPECT_EQ(ncclGroupEnd(), ncclInvalidUsage);
+  EXPECT_EQ(allReduceAll(set, bufs, 0, kCount, [&set](int) { return set.stream(0); }), ncclInvalidUsage);
   EXPECT_NE(std::string(ncclGetLastError(nullptr)).find("on the same stream"), std::string::npos)
       << ncclGetLastError(nullptr);
-  ASSERT_EQ(ncclGroupStart(), ncclSuccess);
-  for (int r = 0; r < kRanks; ++r)
-    ASSERT_EQ(ncclAllReduce(bufs[r].in[0], bufs[r].out[0], kCount, ncclFloat32, ncclSum, set.comm(r), set.stream(r)),
-              ncclSuccess);
-  ASSERT_EQ(ncclGroupEnd(), ncclSuccess);
+  ASSERT_EQ(allReduceAll(set, bufs, 0, kCount), ncclSuccess) << ncclText(ncclInternalError);
   ASSERT_EQ(set.waitAll(kLimit), "");
   for (int r = 0; r < kRanks; ++r) EXPECT_EQ(checkSums(bufs[r], kRanks, r, 0, kCount), "");
 }

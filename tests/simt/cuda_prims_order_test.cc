@@ -36,13 +36,7 @@ std::string checkRingOrder(int nranks, ProtoId proto, size_t count, const Op& op
   const size_t chunk = primsChunkCapacity(*net.sendEnd(0, 0), proto, sizeof(T));
   std::string err = net.launch([&] {
     const int r = simt::blockIndex();
-    CudaPrimsArgs args;
-    args.recv[0] = net.recvEnd(r, (r + nranks - 1) % nranks);
-    args.send[0] = net.sendEnd(r, (r + 1) % nranks);
-    args.nRecv = args.nSend = 1;
-    args.input = in[r].data();
-    args.output = out[r].data();
-    args.proto = proto;
+    CudaPrimsArgs args = net.ringArgs(r, in[r].data(), out[r].data(), proto);
     CudaPrims<T, Op> prims(args, op);
     RingView ring{nranks, r, userRanks.data()};
     CollWork work{};

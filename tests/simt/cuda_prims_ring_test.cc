@@ -42,15 +42,7 @@ std::string runRingAllReduce(int nranks, ProtoId proto, size_t count, bool inPla
     }
     std::string err = net.launch([&] {
       const int r = simt::blockIndex();
-      CudaPrimsArgs args;
-      if (nranks > 1) {
-        args.recv[0] = net.recvEnd(r, (r + nranks - 1) % nranks);
-        args.send[0] = net.sendEnd(r, (r + 1) % nranks);
-        args.nRecv = args.nSend = 1;
-      }
-      args.input = in[r].data();
-      args.output = inPlace ? in[r].data() : out[r].data();
-      args.proto = proto;
+      CudaPrimsArgs args = net.ringArgs(r, in[r].data(), inPlace ? in[r].data() : out[r].data(), proto);
       CudaPrims<T, RedSum<T>> prims(args, RedSum<T>{});
       RingView ring{nranks, r, userRanks.data()};
       CollWork work{};
@@ -246,13 +238,7 @@ TEST(CudaPrimsRingLLFlags, EveryLineIsRewrittenBeforeItsFlagComesRound) {
     uint32_t aborted = 0;
     ASSERT_EQ(net.launch([&] {
       const int r = simt::blockIndex();
-      CudaPrimsArgs args;
-      args.recv[0] = net.recvEnd(r, (r + n - 1) % n);
-      args.send[0] = net.sendEnd(r, (r + 1) % n);
-      args.nRecv = args.nSend = 1;
-      args.input = in[r].data();
-      args.output = out[r].data();
-      args.proto = kProtoLL;
+      CudaPrimsArgs args = net.ringArgs(r, in[r].data(), out[r].data(), kProtoLL);
       CudaPrims<float, RedSum<float>> prims(args, RedSum<float>{});
       RingView ring{n, r, userRanks.data()};
       CollWork work{};

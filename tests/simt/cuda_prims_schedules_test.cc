@@ -40,15 +40,7 @@ std::string runOnRing(int nranks, ProtoId proto, std::vector<std::vector<T>>& in
   uint32_t aborted = 0;
   std::string err = net.launch([&] {
     const int r = simt::blockIndex();
-    CudaPrimsArgs args;
-    if (nranks > 1) {
-      args.recv[0] = net.recvEnd(r, (r + nranks - 1) % nranks);
-      args.send[0] = net.sendEnd(r, (r + 1) % nranks);
-      args.nRecv = args.nSend = 1;
-    }
-    args.input = in[r].data();
-    args.output = out[r].data();
-    args.proto = proto;
+    CudaPrimsArgs args = net.ringArgs(r, in[r].data(), out[r].data(), proto);
     CudaPrims<T, Op> prims(args, op);
     RingView ring{nranks, r, userRanks.data()};
     schedule(prims, ring);

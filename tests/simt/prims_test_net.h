@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "device/cuda/cuda_prims.h"
 #include "device/cuda/prims_conn.h"
 #include "device/simt/simt.h"
 
@@ -70,6 +71,21 @@ class TestNet {
                std::to_string(c.senderEnd.step) + ", recv step " + std::to_string(c.receiverEnd.step) + ")";
     }
     return "";
+  }
+
+  // Rank r's Prims arguments on the ring r-1 -> r -> r+1 (no peers when it is alone), moving
+  // `input` into `output` with `proto`.
+  CudaPrimsArgs ringArgs(int r, const void* input, void* output, ProtoId proto) {
+    CudaPrimsArgs args;
+    if (n_ > 1) {
+      args.recv[0] = recvEnd(r, (r + n_ - 1) % n_);
+      args.send[0] = sendEnd(r, (r + 1) % n_);
+      args.nRecv = args.nSend = 1;
+    }
+    args.input = input;
+    args.output = output;
+    args.proto = proto;
+    return args;
   }
 
   // Runs body() on one block per rank (simt::blockIndex() is the rank; 64 threads unless told:

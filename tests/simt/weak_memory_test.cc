@@ -249,13 +249,7 @@ std::string weakRingAllReduce(uint64_t seed, int nranks, ProtoId proto, size_t c
     std::atomic<int> aborted{0};
     const std::string err = net.launch([&] {
       const int r = simt::blockIndex();
-      CudaPrimsArgs args;
-      args.recv[0] = net.recvEnd(r, (r + nranks - 1) % nranks);
-      args.send[0] = net.sendEnd(r, (r + 1) % nranks);
-      args.nRecv = args.nSend = 1;
-      args.input = in[r].data();
-      args.output = out[r].data();
-      args.proto = proto;
+      CudaPrimsArgs args = net.ringArgs(r, in[r].data(), out[r].data(), proto);
       CudaPrims<T, RedSum<T>> prims(args, RedSum<T>{});
       RingView ring{nranks, r, userRanks.data()};
       CollWork work{};
