@@ -11,8 +11,9 @@
 // the host with plain stores, so no CUDA call is needed while a stream is being captured): the
 // abort flag every spin loop of the Prims polls, the error word kernels set (asyncError), the
 // DevComm, the DevChannel tables and the PrimsConn ends of the connections (whose step counters
-// the kernels keep across launches). A watcher thread copies ncclComm::abortFlag (ncclCommAbort,
-// a peer failure) into the device flag within ~1 ms, so an abort unblocks a running kernel.
+// the kernels keep across launches). A watcher thread mirrors ncclComm::abortFlag (ncclCommAbort,
+// a peer failure) into the device flag within ~1 ms, so an abort unblocks a running kernel;
+// releaseConnections holds it raised while it stops running kernels before the FIFOs go.
 //
 // CUDA graphs: launching on a capturing stream works — no host synchronisation and no event
 // query inside the capture; the captured launch's plan returns to the pool at once (the
