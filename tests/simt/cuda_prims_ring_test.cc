@@ -141,7 +141,8 @@ TEST(CudaPrimsRingFifoLayout, LL128SlotsOnlyWhereTheLayoutHasThem) {
   // bytes, a line is written whole only inside one aligned segment), inside recvBytes().
   std::vector<simt::Vec16> region((gpu.recvBytes() + 256) / 16 + 1, simt::Vec16{0, 0});
   char* aligned = reinterpret_cast<char*>((reinterpret_cast<uintptr_t>(region.data()) + 127) / 128 * 128);
-  for (size_t headerBytes : {size_t(0), size_t(16), size_t(64), size_t(112)}) {
+  // (The FIFO memory starts with a 64-byte-aligned FifoCounter: headers of 0 and 64 bytes.)
+  for (size_t headerBytes : {size_t(0), size_t(64)}) {
     char* base = aligned + headerBytes;
     const PrimsConn c = primsConnFrom(makeFifoView(base, head.data(), gpu));
     EXPECT_EQ(reinterpret_cast<uintptr_t>(c.ll128) % FifoLayout::kLL128LineBytes, 0u) << "header " << headerBytes;
