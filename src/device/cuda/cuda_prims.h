@@ -387,20 +387,27 @@ class CudaPrims {
   // first (a copy from the one peer that forwards the data).
   ACCL_SIMT_FN int recvSources(unsigned what) const { return (what & kRecv) ? ((what & kIn) ? nRecv_ : 1) : 0; }
 
+  // Each of the first `count` peers' slot of its current step in one protocol's area (`slot`:
+  // &PrimsConn::simpleSlot, llSlot or ll128Slot), null for the rest. Read once per step into
+  // registers: PrimsConn lives in host-mapped memory, and computing the address per packet
+  // reloads it (the compiler cannot hoist the load past the slot stores), a PCIe round trip each
+  // (issue 18 fault 8).
+  template <class Ptr, int kN, class Slot>
+  ACCL_SIMT_FN static void stepSlots(Ptr (&out)[kN], PrimsConn* const (&conns)[kN], const uint64_t (&steps)[kN],
+                                     int count, Slot slot) {
+    ACCL_PRIMS_UNROLL
+    for (int i = 0; i < kN; ++i) out[i] = i < count ? (conns[i]->*slot)(steps[i]) : nullptr;
+  }
+
   ACCL_SIMT_FN void moveSimple(unsigned what, size_t in, size_t out, size_t n) {
     constexpr int kPer = 16 / int(sizeof(T));
     const size_t packs = (n + kPer - 1) / kPer;
     const int nSrc = recvSources(what);
     const size_t stride = size_t(dataWarps_) * simt::kWarpSize;
-    // Slot addresses once per step, in registers: PrimsConn lives in host-mapped memory, and a
-    // load of it per packet (the compiler cannot hoist it past the slot stores) costs a PCIe
-    // round trip each (issue 18 fault 8).
     const char* src[kMaxRecv > 0 ? kMaxRecv : 1];
-    ACCL_PRIMS_UNROLL
-    for (int i = 0; i < kMaxRecv; ++i) src[i] = i < nSrc ? recv_[i]->simpleSlot(recvStep_[i]) : nullptr;
+    stepSlots(src, recv_, recvStep_, nSrc, &PrimsConn::simpleSlot);
     char* dst[kMaxSend > 0 ? kMaxSend : 1];
-    ACCL_PRIMS_UNROLL
-    for (int i = 0; i < kMaxSend; ++i) dst[i] = (what & kSend) && i < nSend_ ? send_[i]->simpleSlot(sendStep_[i]) : nullptr;
+    stepSlots(dst, send_, sendStep_, (what & kSend) ? nSend_ : 0, &PrimsConn::simpleSlot);
     for (size_t base = size_t(dataTid_); base < packs; base += kUnroll * stride) {
       // Every load of the kUnroll packets is issued before the first packet is reduced.
       Pack rp[kUnroll][kMaxRecv > 0 ? kMaxRecv : 1] = {};
@@ -431,12 +438,10 @@ class CudaPrims {
     const size_t lines = (n * sizeof(T) + 7) / 8;
     const int nSrc = recvSources(what);
     const size_t stride = size_t(dataWarps_) * simt::kWarpSize;
-    const uint64_t* src[kMaxRecv > 0 ? kMaxRecv : 1];  // slot addresses once per step (moveSimple)
-    ACCL_PRIMS_UNROLL
-    for (int i = 0; i < kMaxRecv; ++i) src[i] = i < nSrc ? recv_[i]->llSlot(recvStep_[i]) : nullptr;
+    const uint64_t* src[kMaxRecv > 0 ? kMaxRecv : 1];
+    stepSlots(src, recv_, recvStep_, nSrc, &PrimsConn::llSlot);
     uint64_t* dst[kMaxSend > 0 ? kMaxSend : 1];
-    ACCL_PRIMS_UNROLL
-    for (int i = 0; i < kMaxSend; ++i) dst[i] = (what & kSend) && i < nSend_ ? send_[i]->llSlot(sendStep_[i]) : nullptr;
+    stepSlots(dst, send_, sendStep_, (what & kSend) ? nSend_ : 0, &PrimsConn::llSlot);
     for (size_t l = size_t(dataTid_); l < lines; l += stride) {
       Pack rp[kMaxRecv > 0 ? kMaxRecv : 1] = {};
       ACCL_PRIMS_UNROLL
@@ -456,7 +461,7 @@ class CudaPrims {
           if (i < nSend_) simt::llStoreLine(dst[i] + 2 * l, v.lo, uint32_t(sendStep_[i] + 1));
       }
     }
-    if (what & kSend) cleanLL(lines);
+    if (what & kSend) cleanLL(dst, lines);
     return true;
   }
 
@@ -464,15 +469,15 @@ class CudaPrims {
   // accepted, stale, when the flags come round (issue 18 fault 9). Once every kLLCleanSteps steps
   // (the kFifoSteps steps that start such a period, so every slot is reached) the sender also
   // writes the rest of the slot with the current flag, so no line is ever older than that.
-  ACCL_SIMT_FN void cleanLL(size_t usedLines) {
+  // `slots`: each send peer's LL slot of this step (stepSlots).
+  ACCL_SIMT_FN void cleanLL(uint64_t* const (&slots)[kMaxSend > 0 ? kMaxSend : 1], size_t usedLines) {
     const size_t stride = size_t(dataWarps_) * simt::kWarpSize;
     ACCL_PRIMS_UNROLL
     for (int i = 0; i < kMaxSend; ++i) {
       if (i >= nSend_ || sendStep_[i] % kLLCleanSteps >= kFifoSteps) continue;
-      uint64_t* slot = send_[i]->llSlot(sendStep_[i]);
       const uint32_t flag = uint32_t(sendStep_[i] + 1);
       for (size_t l = usedLines + size_t(dataTid_); l < send_[i]->llSlotWords / 2; l += stride)
-        simt::llStoreLine(slot + 2 * l, 0, flag);
+        simt::llStoreLine(slots[i] + 2 * l, 0, flag);
     }
   }
 
@@ -485,13 +490,10 @@ class CudaPrims {
     const int lineInGroup = lane / simt::kLL128LanesPerLine;
     const int partBytes = part == simt::kLL128LanesPerLine - 1 ? 8 : 16;
     const int nSrc = recvSources(what);
-    const uint64_t* src[kMaxRecv > 0 ? kMaxRecv : 1];  // slot addresses once per step (moveSimple)
-    ACCL_PRIMS_UNROLL
-    for (int i = 0; i < kMaxRecv; ++i) src[i] = i < nSrc ? recv_[i]->ll128Slot(recvStep_[i]) : nullptr;
+    const uint64_t* src[kMaxRecv > 0 ? kMaxRecv : 1];
+    stepSlots(src, recv_, recvStep_, nSrc, &PrimsConn::ll128Slot);
     uint64_t* dst[kMaxSend > 0 ? kMaxSend : 1];
-    ACCL_PRIMS_UNROLL
-    for (int i = 0; i < kMaxSend; ++i)
-      dst[i] = (what & kSend) && i < nSend_ ? send_[i]->ll128Slot(sendStep_[i]) : nullptr;
+    stepSlots(dst, send_, sendStep_, (what & kSend) ? nSend_ : 0, &PrimsConn::ll128Slot);
     for (size_t g = size_t(dataTid_ / simt::kWarpSize); g < groups; g += size_t(dataWarps_)) {
       const size_t l = g * kPerLine + lineInGroup;
       Pack rp[kMaxRecv > 0 ? kMaxRecv : 1] = {};
