@@ -16,11 +16,13 @@ ncclResult_t createEngineTuner(ncclComm* comm, CommEngine* e);  // engine_tuner.
 
 namespace {
 
-// Ranks of the communicator running on this rank's GPU (same host, same PCI bus id).
-int ranksOnMyDevice(const ncclComm& comm) {
-  const PeerInfo& me = comm.peers[comm.rank];
+// Whether two ranks run on one GPU: same host, same PCI bus id.
+bool sameDevice(const PeerInfo& a, const PeerInfo& b) { return a.hostHash == b.hostHash && a.busId == b.busId; }
+
+// Ranks of the communicator running on `who`'s GPU.
+int ranksOnDeviceOf(const ncclComm& comm, const PeerInfo& who) {
   int n = 0;
-  for (const PeerInfo& p : comm.peers) n += p.hostHash == me.hostHash && p.busId == me.busId;
+  for (const PeerInfo& p : comm.peers) n += sameDevice(p, who);
   return std::max(n, 1);
 }
 
@@ -29,20 +31,14 @@ int processesOnMyDevice(const ncclComm& comm) {
   const PeerInfo& me = comm.peers[comm.rank];
   std::vector<uint64_t> pids;
   for (const PeerInfo& p : comm.peers)
-    if (p.hostHash == me.hostHash && p.busId == me.busId &&
-        std::find(pids.begin(), pids.end(), p.pidHash) == pids.end())
-      pids.push_back(p.pidHash);
+    if (sameDevice(p, me) && std::find(pids.begin(), pids.end(), p.pidHash) == pids.end()) pids.push_back(p.pidHash);
   return std::max<int>(static_cast<int>(pids.size()), 1);
 }
 
-// The most ranks of the communicator on one GPU (same host, same PCI bus id): the same on every rank.
+// The most ranks of the communicator on one GPU: the same on every rank.
 int ranksOnBusiestDevice(const ncclComm& comm) {
   int most = 1;
-  for (const PeerInfo& me : comm.peers) {
-    int n = 0;
-    for (const PeerInfo& p : comm.peers) n += p.hostHash == me.hostHash && p.busId == me.busId;
-    most = std::max(most, n);
-  }
+  for (const PeerInfo& p : comm.peers) most = std::max(most, ranksOnDeviceOf(comm, p));
   return most;
 }
 
@@ -54,7 +50,7 @@ CommFacts factsOf(const ncclComm& comm) {
   f.localRanks = comm.layout.localRanks;
   f.nNodes = comm.layout.nNodes;
   f.cudaDev = comm.cudaDev;
-  f.ranksOnMyDevice = comm.peers.empty() ? 1 : ranksOnMyDevice(comm);
+  f.ranksOnMyDevice = comm.peers.empty() ? 1 : ranksOnDeviceOf(comm, comm.peers[comm.rank]);
   f.ranksOnBusiestDevice = comm.peers.empty() ? 1 : ranksOnBusiestDevice(comm);
   f.processesOnMyDevice = comm.peers.empty() ? 1 : processesOnMyDevice(comm);
   f.minCTAs = comm.config.base.minCTAs;
