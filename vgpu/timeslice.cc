@@ -34,7 +34,6 @@ struct SharedTurn {
 static_assert(std::atomic<int>::is_always_lock_free && std::atomic<uint64_t>::is_always_lock_free,
               "the shared page holds lock-free atomics only");
 
-
 Clock::duration slice() {
   static const Clock::duration d = [] {
     const char* v = std::getenv("ACCL_VGPU_TIMESLICE_MS");

@@ -50,22 +50,32 @@ def read_steps(work):
     return steps
 
 
-def read_runs(work):
-    runs = {}
-    path = os.path.join(work, "runs.tsv")
+def tsv_rows(path, width, header):
+    """The rows of a table the device check writes: `width` tab-separated fields each, without the
+    header row (first field `header`) or a short line; nothing when the file is missing."""
     if not os.path.exists(path):
-        return runs
+        return
     with open(path, errors="replace") as f:
         for line in f:
             fields = line.rstrip("\n").split("\t")
-            if len(fields) < 10 or fields[0] == "name":
-                continue
-            name, coll, ranks, mode, variant, rc, seconds, jpath, lpath, note = fields[:10]
-            run = {"name": name, "collective": coll, "ranks": int(ranks), "mode": mode, "variant": variant,
-                   "rc": int(rc) if rc.lstrip("-").isdigit() else None,
-                   "seconds": float(seconds) if seconds else None, "json": jpath, "log": lpath, "note": note}
-            run.update(perf_figures(jpath))
-            runs[name] = run
+            if len(fields) >= width and fields[0] != header:
+                yield fields[:width]
+
+
+def exit_code(text):
+    """A recorded exit status, or None where none was recorded."""
+    return int(text) if text.lstrip("-").isdigit() else None
+
+
+def read_runs(work):
+    runs = {}
+    for fields in tsv_rows(os.path.join(work, "runs.tsv"), 10, "name"):
+        name, coll, ranks, mode, variant, rc, seconds, jpath, lpath, note = fields
+        run = {"name": name, "collective": coll, "ranks": int(ranks), "mode": mode, "variant": variant,
+               "rc": exit_code(rc),
+               "seconds": float(seconds) if seconds else None, "json": jpath, "log": lpath, "note": note}
+        run.update(perf_figures(jpath))
+        runs[name] = run
     return runs
 
 
@@ -222,17 +232,13 @@ def read_sanitizer(work):
                 elif current is not None:
                     current.append(ln)
         logs[tool] = parts
-    with open(path, errors="replace") as f:
-        for line in f:
-            fields = line.rstrip("\n").split("\t")
-            if len(fields) < 8 or fields[0] == "tool":
-                continue
-            tool, run, binary, filt, rc, seconds, limit, note = fields[:8]
-            r = {"run": run, "binary": binary, "filter": filt, "rc": int(rc) if rc.lstrip("-").isdigit() else None,
-                 "seconds": int(seconds) if seconds.isdigit() else 0, "limit": limit, "note": note,
-                 "ran": not note.startswith("skipped")}
-            r.update(sanitizer_output(logs.get(tool, {}).get(run, [])) if r["ran"] else {})
-            res.setdefault(tool, {"runs": []})["runs"].append(r)
+    for fields in tsv_rows(path, 8, "tool"):
+        tool, run, binary, filt, rc, seconds, limit, note = fields
+        r = {"run": run, "binary": binary, "filter": filt, "rc": exit_code(rc),
+             "seconds": int(seconds) if seconds.isdigit() else 0, "limit": limit, "note": note,
+             "ran": not note.startswith("skipped")}
+        r.update(sanitizer_output(logs.get(tool, {}).get(run, [])) if r["ran"] else {})
+        res.setdefault(tool, {"runs": []})["runs"].append(r)
     for tool, t in res.items():
         ran = [r for r in t["runs"] if r["ran"]]
         t["log"] = os.path.join(work, "sanitizer-%s.log" % tool)
