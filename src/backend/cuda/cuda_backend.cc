@@ -31,9 +31,8 @@ ncclResult_t cudaFail(const char* what, cudaError_t err) {
     if (accl_cuda_err_ != cudaSuccess) return cudaFail(#call, accl_cuda_err_); \
   } while (0)
 
-// Offsets inside the mapped state block.
-constexpr size_t kFlagsBytes = 64;  // abort flag, error word, error detail (one cache line)
-constexpr size_t kConnBlock = 256;  // PrimsConns per block of connection storage
+constexpr size_t kFlagsBytes = 64;   // abort flag, error word, error detail (one cache line)
+constexpr size_t kConnBlock = 1024;  // PrimsConns per block of connection storage
 
 size_t alignUp(size_t v, size_t a) { return (v + a - 1) / a * a; }
 
@@ -61,8 +60,9 @@ CudaBackend::~CudaBackend() {
   if (lastLaunch_) cudaEventDestroy(lastLaunch_);
   for (Mapped& m : freeSpills_) freeMapped(m);
   for (Mapped& m : capturedSpills_) freeMapped(m);
-  for (Mapped& m : connBlocks_) freeMapped(m);
-  freeMapped(state_);
+  for (ConnBlock& b : connBlocks_) cuda::deviceFree(&b.mem);
+  cuda::deviceFree(&tables_);
+  freeMapped(flags_);
 }
 
 int CudaBackend::channelCount(const CommFacts& facts) const {
@@ -120,13 +120,6 @@ void CudaBackend::freeMapped(Mapped& m) {
   m = Mapped{};
 }
 
-template <class T>
-T* CudaBackend::hostOf(T* dev) const {
-  // Device address -> host view, for the state block.
-  const char* d = reinterpret_cast<const char*>(dev);
-  return reinterpret_cast<T*>(static_cast<char*>(state_.host) + (d - static_cast<const char*>(state_.dev)));
-}
-
 ncclResult_t CudaBackend::start() {
   const CommFacts& facts = view_.facts();
   device_ = facts.cudaDev;
@@ -146,30 +139,35 @@ ncclResult_t CudaBackend::start() {
                 facts.comm, facts.rank, facts.processesOnMyDevice, device_);
   }
   const int n = facts.nRanks;
-  // [flags][DevComm][DevChannel x kArgMaxChannels][ring ranks][p2p slots]
-  const size_t commOff = kFlagsBytes;
-  const size_t chanOff = alignUp(commOff + sizeof(DevComm), 64);
+  ACCL_CHECK(allocMapped(kFlagsBytes, &flags_));
+  mappedBytes_ += flags_.bytes;
+  char* flags = static_cast<char*>(flags_.host);
+  char* flagsDev = static_cast<char*>(flags_.dev);
+  abortFlag_ = reinterpret_cast<uint32_t*>(flags);
+  errorWord_ = reinterpret_cast<uint32_t*>(flags + 4);
+  errorDetail_ = reinterpret_cast<uint32_t*>(flags + 8);
+  // Device tables: [DevComm][DevChannel x kArgMaxChannels][ring ranks][p2p slots], built in the
+  // host copy and flushed.
+  const size_t chanOff = alignUp(sizeof(DevComm), 64);
   const size_t ranksOff = alignUp(chanOff + sizeof(DevChannel) * kArgMaxChannels, 64);
   const size_t slotsOff = alignUp(ranksOff + sizeof(int) * size_t(n) * kArgMaxChannels, 64);
   const size_t total = slotsOff + sizeof(PrimsConn*) * 2 * size_t(n) * kArgMaxChannels;
-  ACCL_CHECK(allocMapped(total, &state_));
-  mappedBytes_ += total;
-  char* h = static_cast<char*>(state_.host);
-  char* d = static_cast<char*>(state_.dev);
-  abortFlag_ = reinterpret_cast<uint32_t*>(h);
-  errorWord_ = reinterpret_cast<uint32_t*>(h + 4);
-  errorDetail_ = reinterpret_cast<uint32_t*>(h + 8);
+  ACCL_CHECK(cuda::deviceAlloc(total, device_, /*preferCumem=*/true, &tables_));
+  mappedBytes_ += tables_.bytes;
+  tablesHost_.assign(total, 0);
+  char* h = tablesHost_.data();
+  char* d = static_cast<char*>(tables_.ptr);
   channels_ = reinterpret_cast<DevChannel*>(h + chanOff);
   ringRanks_ = reinterpret_cast<int*>(h + ranksOff);
   p2pSlots_ = reinterpret_cast<PrimsConn**>(h + slotsOff);
-  DevComm* dc = reinterpret_cast<DevComm*>(h + commOff);
+  DevComm* dc = reinterpret_cast<DevComm*>(h);
   dc->channels = reinterpret_cast<DevChannel*>(d + chanOff);
-  dc->abortFlag = reinterpret_cast<const uint32_t*>(d);
-  dc->errorWord = reinterpret_cast<uint32_t*>(d + 4);
-  dc->errorDetail = reinterpret_cast<uint32_t*>(d + 8);
+  dc->abortFlag = reinterpret_cast<const uint32_t*>(flagsDev);
+  dc->errorWord = reinterpret_cast<uint32_t*>(flagsDev + 4);
+  dc->errorDetail = reinterpret_cast<uint32_t*>(flagsDev + 8);
   dc->rank = facts.rank;
   dc->nRanks = n;
-  devComm_ = reinterpret_cast<DevComm*>(d + commOff);
+  devComm_ = reinterpret_cast<DevComm*>(d);
   for (int c = 0; c < kArgMaxChannels; ++c) {
     DevChannel& ch = channels_[c];
     ch.nRanks = n;
@@ -180,6 +178,8 @@ ncclResult_t CudaBackend::start() {
     ch.p2pRecv = ch.p2pSend + n;
     for (int r = 0; r < n; ++r) ringRanks_[size_t(c) * n + r] = r;
   }
+  tablesDirty_ = true;
+  ACCL_CHECK(flushTables());
   ACCL_CUDA_CHECK(cudaEventCreateWithFlags(&joinEvent_, cudaEventDisableTiming));
   ACCL_CUDA_CHECK(cudaEventCreateWithFlags(&lastLaunch_, cudaEventDisableTiming));
   watcher_ = std::thread([this] { watchAbort(); });
@@ -212,7 +212,7 @@ void CudaBackend::watchAbort() {
 }
 
 void CudaBackend::releaseConnections(bool stopRunning) {
-  if (!state_.host) return;  // start() did not get that far
+  if (!flags_.host || !tables_.ptr) return;  // start() did not get that far
   cuda::DeviceGuard device(device_);
   // Stop or wait for every launch in flight: none may touch the FIFOs once they are freed.
   if (stopRunning) stopping_.store(true, std::memory_order_release);
@@ -245,8 +245,18 @@ void CudaBackend::releaseConnections(bool stopRunning) {
     for (int i = 0; i < kMaxTreeChildren; ++i) ch.treeDownRecv[i] = ch.treeDownSend[i] = nullptr;
   }
   memset(p2pSlots_, 0, sizeof(PrimsConn*) * 2 * size_t(n) * kArgMaxChannels);
-  for (Mapped& m : connBlocks_) memset(m.host, 0, m.bytes);
-  connsUsed_ = 0;  // the blocks stay, for the next connections
+  tablesDirty_ = true;
+  // The device copies go now, not at the next launch: a captured graph may replay before that.
+  // (A failure leaves the old tables, whose FIFOs are gone: the next launch's flush retries.)
+  for (ConnBlock& b : connBlocks_) {
+    if (b.used > 0 && cuda::zeroSync(b.mem.ptr, b.used * sizeof(PrimsConn)) != ncclSuccess)
+      ACCL_WARN("CUDA backend: rank %d: clearing released connections on the device failed", view_.facts().rank);
+    std::fill(b.host.begin(), b.host.begin() + b.used, PrimsConn{});
+    b.used = b.flushed = 0;  // the blocks stay, for the next connections
+  }
+  connBlockUsed_ = 0;
+  if (flushTables() != ncclSuccess)
+    ACCL_WARN("CUDA backend: rank %d: clearing the channel tables on the device failed", view_.facts().rank);
   stopping_.store(false, std::memory_order_release);
   mirrorAbort();
 }
@@ -264,6 +274,7 @@ size_t CudaBackend::chunkElems(ProtoId proto, size_t elemSize) const {
 }
 
 ncclResult_t CudaBackend::deviceConn(int channel, int peer, bool isSend, PrimsConn** out) {
+  tablesDirty_ = true;  // every caller stores the end in a table
   auto key = std::make_tuple(channel, peer, isSend);
   auto it = conns_.find(key);
   if (it != conns_.end()) {
@@ -273,17 +284,18 @@ ncclResult_t CudaBackend::deviceConn(int channel, int peer, bool isSend, PrimsCo
   Connection* conn = view_.connection(channel, peer, isSend);
   if (!conn) return fail(ncclInternalError, "CUDA backend: channel %d has no %s connection with rank %d", channel,
                          isSend ? "send" : "receive", peer);
-  const size_t block = connsUsed_ / kConnBlock, slot = connsUsed_ % kConnBlock;
-  if (block == connBlocks_.size()) {
-    Mapped m;
-    ACCL_CHECK(allocMapped(sizeof(PrimsConn) * kConnBlock, &m));
-    mappedBytes_ += m.bytes;
-    connBlocks_.push_back(m);
+  while (connBlockUsed_ < connBlocks_.size() && connBlocks_[connBlockUsed_].used == kConnBlock) ++connBlockUsed_;
+  if (connBlockUsed_ == connBlocks_.size()) {
+    ConnBlock b;
+    ACCL_CHECK(cuda::deviceAlloc(sizeof(PrimsConn) * kConnBlock, device_, /*preferCumem=*/true, &b.mem));
+    b.host.assign(kConnBlock, PrimsConn{});
+    mappedBytes_ += b.mem.bytes;
+    connBlocks_.push_back(std::move(b));
   }
-  Mapped& blk = connBlocks_[block];
-  PrimsConn* host = static_cast<PrimsConn*>(blk.host) + slot;
-  PrimsConn* dev = static_cast<PrimsConn*>(blk.dev) + slot;
-  ++connsUsed_;
+  ConnBlock& blk = connBlocks_[connBlockUsed_];
+  PrimsConn* host = &blk.host[blk.used];
+  PrimsConn* dev = static_cast<PrimsConn*>(blk.mem.ptr) + blk.used;
+  ++blk.used;  // copied to the device by the next flushTables
   // The transport's FIFO view; its memory must be device-reachable (the GPU transports'
   // business: device memory, CUDA IPC mappings or registered host memory).
   *host = primsConnFrom(conn->view);
@@ -306,11 +318,29 @@ ncclResult_t CudaBackend::deviceConn(int channel, int peer, bool isSend, PrimsCo
   return ncclSuccess;
 }
 
+ncclResult_t CudaBackend::flushTables() {
+  // The tables hold no kernel-written field: copying all of them over a running kernel's view
+  // rewrites the values it reads with the same values. Connections are copied once, when new:
+  // their step counters are the kernels' from then on.
+  if (tablesDirty_) {
+    ACCL_CHECK(cuda::copySync(tables_.ptr, tablesHost_.data(), tablesHost_.size()));
+    tablesDirty_ = false;
+  }
+  for (ConnBlock& b : connBlocks_) {
+    if (b.flushed == b.used) continue;
+    ACCL_CHECK(cuda::copySync(static_cast<PrimsConn*>(b.mem.ptr) + b.flushed, &b.host[b.flushed],
+                              (b.used - b.flushed) * sizeof(PrimsConn)));
+    b.flushed = b.used;
+  }
+  return ncclSuccess;
+}
+
 ncclResult_t CudaBackend::publishChannel(int c) {
   const ChannelPeers& peers = view_.channel(c);
   DevChannel& ch = channels_[c];
   const int n = view_.facts().nRanks;
   if (peers.ringConnected && n > 1 && !ch.ringSend) {
+    tablesDirty_ = true;
     for (int r = 0; r < n; ++r) ringRanks_[size_t(c) * n + r] = peers.ringRanks[r];
     ch.ringIndex = peers.ringIndex;
     const RingView ring = peers.ringView();
@@ -318,6 +348,7 @@ ncclResult_t CudaBackend::publishChannel(int c) {
     ACCL_CHECK(deviceConn(c, ring.rankAt(ring.index + 1), true, &ch.ringSend));
   }
   if (peers.treeConnected && !ch.treeUpSend && !ch.treeDownRecv[0]) {
+    tablesDirty_ = true;
     ch.tree = peers.tree;
     if (peers.tree.up >= 0) {
       ACCL_CHECK(deviceConn(c, peers.tree.up, true, &ch.treeUpSend));
@@ -391,6 +422,7 @@ ncclResult_t CudaBackend::launch(std::unique_ptr<Plan> plan) {
   cuda::DeviceGuard device(device_);  // the caller's current device is theirs (restored on return)
   PackedLaunch packed;
   ncclResult_t res = plan->nChannelsUsed > 0 ? packPlan(*plan, PackOptions{}, &packed) : ncclSuccess;
+  if (res == ncclSuccess) res = flushTables();  // this launch's new connections reach the device first
   if (res != ncclSuccess) {
     view_.recycle(std::move(plan));
     return res;

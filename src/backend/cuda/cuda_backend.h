@@ -7,13 +7,19 @@
 // follows each launch; query() and wait() reap completed launches, returning their plans (and
 // spill buffers) to the pools.
 //
-// Device-visible state, in one block of pinned host memory mapped into the device (written by
-// the host with plain stores, so no CUDA call is needed while a stream is being captured): the
-// abort flag every spin loop of the Prims polls, the error word kernels set (asyncError), the
-// DevComm, the DevChannel tables and the PrimsConn ends of the connections (whose step counters
-// the kernels keep across launches). A watcher thread mirrors ncclComm::abortFlag (ncclCommAbort,
-// a peer failure) into the device flag within ~1 ms, so an abort unblocks a running kernel;
-// releaseConnections holds it raised while it stops running kernels before the FIFOs go.
+// Device-visible state. The abort flag every spin loop of the Prims polls and the error word
+// kernels set (asyncError) sit in one small block of pinned host memory mapped into the device,
+// which the host reads and writes with plain stores. What the kernels read on every work item and
+// every step -- the DevComm, the DevChannel tables and the PrimsConn ends of the connections (whose
+// step counters the kernels keep across launches) -- lives in device memory (issue 18 fault 8:
+// from mapped host memory each such read was a PCIe round trip). The host builds these tables in
+// host copies and copies what changed to the device (flushTables: new connections, a channel's
+// new peers) on a private stream before the launch that needs them, never on the user's stream,
+// so a capture on the user's stream sees no extra node. The kernels' step write-backs exist only
+// on the device: the host never copies a PrimsConn it has flushed again. A watcher thread mirrors
+// ncclComm::abortFlag (ncclCommAbort, a peer failure) into the device flag within ~1 ms, so an
+// abort unblocks a running kernel; releaseConnections holds it raised while it stops running
+// kernels before the FIFOs go.
 //
 // CUDA graphs: launching on a capturing stream works — no host synchronisation and no event
 // query inside the capture; the captured launch's plan returns to the pool at once (the
@@ -42,10 +48,10 @@
 #include "backend/cuda/kernel_args.h"
 #include "backend/cuda/work_batch.h"
 #include "core/engine/backend.h"
+#include "device/cuda/cuda_memory.h"
+#include "device/cuda/prims_conn.h"
 
 namespace accl {
-
-struct PrimsConn;
 
 class CudaBackend final : public CommBackend {
  public:
@@ -80,6 +86,13 @@ class CudaBackend final : public CommBackend {
     void* dev = nullptr;
     size_t bytes = 0;
   };
+  // Device memory for kernel-read tables and its host copy (see the header comment).
+  struct ConnBlock {
+    cuda::DeviceMemory mem;
+    std::vector<PrimsConn> host;  // capacity = what the allocation holds
+    size_t used = 0;              // PrimsConns handed out
+    size_t flushed = 0;           // of those, copied to the device
+  };
   struct InFlight {
     cudaEvent_t done = nullptr;
     std::unique_ptr<Plan> plan;
@@ -91,6 +104,9 @@ class CudaBackend final : public CommBackend {
   // The device end of a connection of `channel` (created once; its step lives on).
   ncclResult_t deviceConn(int channel, int peer, bool isSend, PrimsConn** out);
   ncclResult_t publishChannel(int channel);
+  // Copies to the device what the host changed in the tables and connection blocks since the
+  // last flush (synchronously, on a private stream).
+  ncclResult_t flushTables();
   ncclResult_t spillBuffer(size_t bytes, bool captured, Mapped* out);
   // Reaps completed launches; ncclInProgress while some run.
   ncclResult_t reap();
@@ -99,25 +115,26 @@ class CudaBackend final : public CommBackend {
   void watchAbort();
   // Device abort flag := ncclComm::abortFlag raised, or stopping_.
   void mirrorAbort();
-  template <class T>
-  T* hostOf(T* dev) const;
 
   EngineView view_;
   int device_ = 0;
   FifoLayout layout_{};
   std::shared_ptr<const CommHealth> health_;
 
-  // Device-visible state (see the header comment): one mapped block, carved at start().
-  Mapped state_;
+  // Device-visible state (see the header comment), carved at start().
+  Mapped flags_;                    // mapped host memory: abort flag, error word, error detail
   uint32_t* abortFlag_ = nullptr;   // host view
   uint32_t* errorWord_ = nullptr;
   uint32_t* errorDetail_ = nullptr;
+  cuda::DeviceMemory tables_;       // device: [DevComm][DevChannel x kArgMaxChannels][ring ranks][p2p slots]
+  std::vector<char> tablesHost_;    // the host's copy, same layout
   DevComm* devComm_ = nullptr;      // device address
-  DevChannel* channels_ = nullptr;  // host view of the kArgMaxChannels tables
-  int* ringRanks_ = nullptr;        // host view: kArgMaxChannels x nranks
-  PrimsConn** p2pSlots_ = nullptr;  // host view: kArgMaxChannels x 2 x nranks
-  std::vector<Mapped> connBlocks_;  // PrimsConn storage, grown in blocks of kConnBlock
-  size_t connsUsed_ = 0;            // PrimsConns handed out (from the first block on)
+  DevChannel* channels_ = nullptr;  // host copy of the kArgMaxChannels tables
+  int* ringRanks_ = nullptr;        // host copy: kArgMaxChannels x nranks
+  PrimsConn** p2pSlots_ = nullptr;  // host copy: kArgMaxChannels x 2 x nranks
+  bool tablesDirty_ = false;        // the host copy changed since the last flush
+  std::vector<ConnBlock> connBlocks_;  // PrimsConn storage, grown in blocks
+  size_t connBlockUsed_ = 0;        // the block new connections come from
   std::map<std::tuple<int, int, bool>, PrimsConn*> conns_;  // (channel, peer, isSend) -> device end (device address)
   uint64_t mappedBytes_ = 0;
 
