@@ -110,8 +110,10 @@ ACCL_HOST_DEVICE bool runTreeWork(Exec& x, const CollWork& w, const TreeView& tr
       if (!x.addSend(up, PeerRole::kTreeParent, 0, tree.up)) return false;
       if (!x.addRecv(down, PeerRole::kTreeParent, 0, tree.up)) return false;
     }
-    auto upPrims = x.template prims<kMaxTreeChildren, kMaxTreeChildren>(up);
-    auto downPrims = x.template prims<kMaxTreeChildren, kMaxTreeChildren>(down);
+    // Children below, one parent above: per-peer state only for the peers each phase can have
+    // (on a GPU, registers for two Prims live at once).
+    auto upPrims = x.template prims<kMaxTreeChildren, 1>(up);
+    auto downPrims = x.template prims<1, kMaxTreeChildren>(down);
     treeAllReduce(upPrims, downPrims, tree, w);
     const bool upOk = x.finish(upPrims);
     const bool downOk = x.finish(downPrims);

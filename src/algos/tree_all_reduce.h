@@ -1,10 +1,12 @@
-// Tree all-reduce: reduce up the tree to the root, then broadcast the result down, chunk by
-// chunk so that both phases pipeline through the FIFOs. Across nodes the tree is one of the two
+// Tree all-reduce: reduce up the tree to the root, then broadcast the result down. Each phase
+// streams its chunks through the FIFOs; the broadcast starts after the last reduce chunk (the
+// phases do not overlap yet: that needs the two on separate warp groups, as NCCL's tree split). Across nodes the tree is one of the two
 // trees of a double binary tree (each channel uses one); inside a node it is a chain.
 //
 // Two Prims serve the two phases: `up` receives from the children and sends to the parent (its
 // input is the user's sendbuff, a contribution), `down` receives from the parent and sends to
-// the children (its input is recvbuff, which already holds the result).
+// the children (its input is recvbuff, which already holds the result). Their types may differ
+// (a GPU Prims sized for up to three children one way and one parent the other).
 #pragma once
 
 #include "device/common/chunk_loop.h"
@@ -13,8 +15,8 @@
 
 namespace accl {
 
-template <class Prims>
-ACCL_HOST_DEVICE void treeAllReduce(Prims& up, Prims& down, const TreeView& tree, const CollWork& work) {
+template <class UpPrims, class DownPrims>
+ACCL_HOST_DEVICE void treeAllReduce(UpPrims& up, DownPrims& down, const TreeView& tree, const CollWork& work) {
   const bool hasParent = tree.up >= 0;
   const bool hasChildren = tree.nDown() > 0;
   const size_t size = work.chanCount;

@@ -103,15 +103,21 @@ class CudaPrims {
     barB_ = args.barrierBase + 1;
     // The previous Prims' step write-backs (peer lanes) are visible to the whole group.
     simt::barSync(barA_, nThreads_);
+    // Each peer's slots and step, read once here: a load of the connection per step would put
+    // a dependent round trip before every slot address (issue 18 fault 8).
     ACCL_PRIMS_UNROLL
     for (int i = 0; i < kMaxRecv; ++i) {
-      recv_[i] = i < nRecv_ ? args.recv[i] : nullptr;
-      recvStep_[i] = i < nRecv_ ? recv_[i]->step : 0;
+      const PrimsConn* c = i < nRecv_ ? args.recv[i] : nullptr;
+      recvStep_[i] = c ? c->step : 0;
+      recvSlots_[i] = c ? c->slotsOf(proto_) : nullptr;
+      recvStride_[i] = c ? c->slotStrideOf(proto_) : 0;
     }
     ACCL_PRIMS_UNROLL
     for (int i = 0; i < kMaxSend; ++i) {
-      send_[i] = i < nSend_ ? args.send[i] : nullptr;
-      sendStep_[i] = i < nSend_ ? send_[i]->step : 0;
+      const PrimsConn* c = i < nSend_ ? args.send[i] : nullptr;
+      sendStep_[i] = c ? c->step : 0;
+      sendSlots_[i] = c ? c->slotsOf(proto_) : nullptr;
+      sendStride_[i] = c ? c->slotStrideOf(proto_) : 0;
     }
     const int peers = nRecv_ + nSend_;
     const int warp = tid_ / simt::kWarpSize, lane = tid_ % simt::kWarpSize;
@@ -129,6 +135,21 @@ class CudaPrims {
     }
     if (myPeer_ >= peers) myPeer_ = -1;
     dataTid_ = warp < dataWarps_ ? tid_ : -1;
+    // The peer lane's own connection: the counter it waits on (receive: tail; send: head), the one
+    // it posts (receive: head; send: tail), the send side's step info, and where its step is
+    // written back.
+    ACCL_PRIMS_UNROLL
+    for (int i = 0; i < kMaxRecv; ++i)
+      if (i == myPeer_) myConn_ = args.recv[i];
+    ACCL_PRIMS_UNROLL
+    for (int i = 0; i < kMaxSend; ++i)
+      if (i == myPeer_ - nRecv_) myConn_ = args.send[i];
+    if (myConn_) {
+      const bool isRecv = myPeer_ < nRecv_;
+      myWait_ = isRecv ? myConn_->tail : myConn_->head;
+      myPost_ = isRecv ? myConn_->head : myConn_->tail;
+      myStepInfo_ = isRecv ? nullptr : myConn_->stepInfo;
+    }
   }
 
   ACCL_SIMT_FN void send(size_t in, size_t n) { step(kIn | kSend, in, 0, n); }
@@ -213,14 +234,13 @@ class CudaPrims {
   ACCL_SIMT_FN bool waitPeer(unsigned what) const {
     if (myPeer_ < nRecv_) {
       if (!(what & kRecv) || proto_ != kProtoSimple) return true;  // LL/LL128: data lanes poll the flags
-      const PrimsConn* c = pickRecv(myPeer_);
-      const uint64_t* tail = c->tail;
+      const uint64_t* tail = myWait_;
       const uint64_t need = recvStepOf(myPeer_);
       return simt::spinUntil([&] { return simt::loadAcquire(tail) > need; }, abortFlag_);
     }
     if (!(what & kSend)) return true;
     const int s = myPeer_ - nRecv_;
-    const uint64_t* head = pickSend(s)->head;
+    const uint64_t* head = myWait_;
     const uint64_t step = sendStepOf(s);
     return simt::spinUntil([&] { return simt::loadAcquire(head) + kFifoSteps > step; }, abortFlag_);
   }
@@ -242,40 +262,24 @@ class CudaPrims {
   ACCL_SIMT_FN void postPeer(unsigned what, size_t n) const {
     if (myPeer_ < nRecv_) {
       if (!(what & kRecv)) return;
-      PrimsConn* c = pickRecv(myPeer_);
       const uint64_t next = recvStepOf(myPeer_) + 1;
-      simt::storeRelease(c->head, next);
-      c->step = next;
+      simt::storeRelease(myPost_, next);
+      myConn_->step = next;
       return;
     }
     if (!(what & kSend)) return;
     const int s = myPeer_ - nRecv_;
-    PrimsConn* c = pickSend(s);
     const uint64_t next = sendStepOf(s) + 1;
-    if (c->stepInfo) simt::storeVolatile32(c->stepInfo + (next - 1) % kFifoSteps, stepInfoOf(n));
+    if (myStepInfo_) simt::storeVolatile32(myStepInfo_ + (next - 1) % kFifoSteps, stepInfoOf(n));
     // A system-scope release is cumulative: the data warps' slot stores (ordered before it by
     // barrier B) and this lane's stepInfo store are visible to whoever acquires `tail`. No fence
     // before it (issue 18 fault 8: a fence plus a release was two MEMBARs per post; the
     // weak-memory harness shows either one alone suffices).
-    simt::storeRelease(c->tail, next);
-    c->step = next;
+    simt::storeRelease(myPost_, next);
+    myConn_->step = next;
   }
 
   // Per-peer state by a run-time index, without indexing the register arrays dynamically.
-  ACCL_SIMT_FN PrimsConn* pickRecv(int i) const {
-    PrimsConn* c = nullptr;
-    ACCL_PRIMS_UNROLL
-    for (int k = 0; k < kMaxRecv; ++k)
-      if (k == i) c = recv_[k];
-    return c;
-  }
-  ACCL_SIMT_FN PrimsConn* pickSend(int i) const {
-    PrimsConn* c = nullptr;
-    ACCL_PRIMS_UNROLL
-    for (int k = 0; k < kMaxSend; ++k)
-      if (k == i) c = send_[k];
-    return c;
-  }
   ACCL_SIMT_FN uint64_t recvStepOf(int i) const {
     uint64_t s = 0;
     ACCL_PRIMS_UNROLL
@@ -387,16 +391,14 @@ class CudaPrims {
   // first (a copy from the one peer that forwards the data).
   ACCL_SIMT_FN int recvSources(unsigned what) const { return (what & kRecv) ? ((what & kIn) ? nRecv_ : 1) : 0; }
 
-  // Each of the first `count` peers' slot of its current step in one protocol's area (`slot`:
-  // &PrimsConn::simpleSlot, llSlot or ll128Slot), null for the rest. Read once per step into
-  // registers: PrimsConn lives in host-mapped memory, and computing the address per packet
-  // reloads it (the compiler cannot hoist the load past the slot stores), a PCIe round trip each
-  // (issue 18 fault 8).
-  template <class Ptr, int kN, class Slot>
-  ACCL_SIMT_FN static void stepSlots(Ptr (&out)[kN], PrimsConn* const (&conns)[kN], const uint64_t (&steps)[kN],
-                                     int count, Slot slot) {
+  // Each of the first `count` peers' slot of its current step (from the slot areas and strides
+  // read when the Prims was built), null for the rest. Once per step, in registers.
+  template <class Ptr, class Byte, int kN>
+  ACCL_SIMT_FN static void stepSlots(Ptr (&out)[kN], Byte* const (&slots)[kN], const uint32_t (&stride)[kN],
+                                     const uint64_t (&steps)[kN], int count) {
     ACCL_PRIMS_UNROLL
-    for (int i = 0; i < kN; ++i) out[i] = i < count ? (conns[i]->*slot)(steps[i]) : nullptr;
+    for (int i = 0; i < kN; ++i)
+      out[i] = i < count ? reinterpret_cast<Ptr>(slots[i] + (steps[i] % kFifoSteps) * stride[i]) : nullptr;
   }
 
   ACCL_SIMT_FN void moveSimple(unsigned what, size_t in, size_t out, size_t n) {
@@ -405,9 +407,9 @@ class CudaPrims {
     const int nSrc = recvSources(what);
     const size_t stride = size_t(dataWarps_) * simt::kWarpSize;
     const char* src[kMaxRecv > 0 ? kMaxRecv : 1];
-    stepSlots(src, recv_, recvStep_, nSrc, &PrimsConn::simpleSlot);
+    stepSlots(src, recvSlots_, recvStride_, recvStep_, nSrc);
     char* dst[kMaxSend > 0 ? kMaxSend : 1];
-    stepSlots(dst, send_, sendStep_, (what & kSend) ? nSend_ : 0, &PrimsConn::simpleSlot);
+    stepSlots(dst, sendSlots_, sendStride_, sendStep_, (what & kSend) ? nSend_ : 0);
     for (size_t base = size_t(dataTid_); base < packs; base += kUnroll * stride) {
       // Every load of the kUnroll packets is issued before the first packet is reduced.
       Pack rp[kUnroll][kMaxRecv > 0 ? kMaxRecv : 1] = {};
@@ -439,9 +441,9 @@ class CudaPrims {
     const int nSrc = recvSources(what);
     const size_t stride = size_t(dataWarps_) * simt::kWarpSize;
     const uint64_t* src[kMaxRecv > 0 ? kMaxRecv : 1];
-    stepSlots(src, recv_, recvStep_, nSrc, &PrimsConn::llSlot);
+    stepSlots(src, recvSlots_, recvStride_, recvStep_, nSrc);
     uint64_t* dst[kMaxSend > 0 ? kMaxSend : 1];
-    stepSlots(dst, send_, sendStep_, (what & kSend) ? nSend_ : 0, &PrimsConn::llSlot);
+    stepSlots(dst, sendSlots_, sendStride_, sendStep_, (what & kSend) ? nSend_ : 0);
     for (size_t l = size_t(dataTid_); l < lines; l += stride) {
       Pack rp[kMaxRecv > 0 ? kMaxRecv : 1] = {};
       ACCL_PRIMS_UNROLL
@@ -476,7 +478,7 @@ class CudaPrims {
     for (int i = 0; i < kMaxSend; ++i) {
       if (i >= nSend_ || sendStep_[i] % kLLCleanSteps >= kFifoSteps) continue;
       const uint32_t flag = uint32_t(sendStep_[i] + 1);
-      for (size_t l = usedLines + size_t(dataTid_); l < send_[i]->llSlotWords / 2; l += stride)
+      for (size_t l = usedLines + size_t(dataTid_); l < sendStride_[i] / 16; l += stride)
         simt::llStoreLine(slots[i] + 2 * l, 0, flag);
     }
   }
@@ -491,9 +493,9 @@ class CudaPrims {
     const int partBytes = part == simt::kLL128LanesPerLine - 1 ? 8 : 16;
     const int nSrc = recvSources(what);
     const uint64_t* src[kMaxRecv > 0 ? kMaxRecv : 1];
-    stepSlots(src, recv_, recvStep_, nSrc, &PrimsConn::ll128Slot);
+    stepSlots(src, recvSlots_, recvStride_, recvStep_, nSrc);
     uint64_t* dst[kMaxSend > 0 ? kMaxSend : 1];
-    stepSlots(dst, send_, sendStep_, (what & kSend) ? nSend_ : 0, &PrimsConn::ll128Slot);
+    stepSlots(dst, sendSlots_, sendStride_, sendStep_, (what & kSend) ? nSend_ : 0);
     for (size_t g = size_t(dataTid_ / simt::kWarpSize); g < groups; g += size_t(dataWarps_)) {
       const size_t l = g * kPerLine + lineInGroup;
       Pack rp[kMaxRecv > 0 ? kMaxRecv : 1] = {};
@@ -518,8 +520,14 @@ class CudaPrims {
     return true;
   }
 
-  PrimsConn* recv_[kMaxRecv > 0 ? kMaxRecv : 1] = {};
-  PrimsConn* send_[kMaxSend > 0 ? kMaxSend : 1] = {};
+  const char* recvSlots_[kMaxRecv > 0 ? kMaxRecv : 1] = {};  // each peer's slot area of proto_
+  uint32_t recvStride_[kMaxRecv > 0 ? kMaxRecv : 1] = {};    // bytes from one slot to the next
+  char* sendSlots_[kMaxSend > 0 ? kMaxSend : 1] = {};
+  uint32_t sendStride_[kMaxSend > 0 ? kMaxSend : 1] = {};
+  PrimsConn* myConn_ = nullptr;       // the peer lane's connection (its step is written back here)
+  const uint64_t* myWait_ = nullptr;  // ...the counter it waits on: tail (receive), head (send)
+  uint64_t* myPost_ = nullptr;        // ...the counter it posts: head (receive), tail (send)
+  uint32_t* myStepInfo_ = nullptr;    // ...the step info line (send), or null
   uint64_t recvStep_[kMaxRecv > 0 ? kMaxRecv : 1] = {};
   uint64_t sendStep_[kMaxSend > 0 ? kMaxSend : 1] = {};
   const void* input_;

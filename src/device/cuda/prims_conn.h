@@ -38,6 +38,17 @@ struct PrimsConn {
   ACCL_HOST_DEVICE uint64_t* ll128Slot(uint64_t s) const {
     return ll128 + (s % kFifoSteps) * ll128SlotLines * simt::kLL128LineWords;
   }
+  // Protocol `p`'s slot area, and the bytes from one of its slots to the next: slot s starts at
+  // slotsOf(p) + (s % kFifoSteps) * slotStrideOf(p), as simpleSlot / llSlot / ll128Slot compute.
+  ACCL_HOST_DEVICE char* slotsOf(ProtoId p) const {
+    return p == kProtoLL ? reinterpret_cast<char*>(ll) : p == kProtoLL128 ? reinterpret_cast<char*>(ll128) : simple;
+  }
+  ACCL_HOST_DEVICE uint32_t slotStrideOf(ProtoId p) const {
+    const size_t bytes = p == kProtoLL      ? llSlotWords * sizeof(uint64_t)
+                         : p == kProtoLL128 ? ll128SlotLines * simt::kLL128LineBytes
+                                            : simpleSlotBytes;
+    return static_cast<uint32_t>(bytes);
+  }
 };
 
 static_assert(FifoLayout::kLL128LineBytes == simt::kLL128LineBytes, "the FIFO's LL128 lines are the layer's");
