@@ -413,6 +413,11 @@ ncclResult_t CudaBackend::launch(std::unique_ptr<Plan> plan) {
   cudaStreamCaptureStatus capture = cudaStreamCaptureStatusNone;
   ACCL_CUDA_CHECK(cudaStreamIsCapturing(s0, &capture));
   const bool captured = capture == cudaStreamCaptureStatusActive;
+  // Launches that have ended give back their plan, event and spill buffer here: nothing else
+  // reaps while a program only launches (query and wait serve suspend and teardown), so the
+  // launch records (and deferred_free.h's list of completion events) would grow without end.
+  // Not inside a capture, which queries no event. A kernel's error stays sticky for asyncError.
+  if (!captured) (void)reap();
 
   // One communicator's launches run one after another whatever streams they come on (they share
   // the connections' steps and slots): this one waits for the previous one, as NCCL orders them.
