@@ -5,7 +5,8 @@
 //     imported and mapped here, data checked both ways through cudaMemcpy; the same with a
 //     legacy cudaIpc handle;
 //   - the FIFO memory of a P2P/cuda connection (two ranks on one device) and of an SHM/cuda one
-//     reachable from both ends.
+//     reachable from both ends;
+//   - releases deferred while an accl launch may run (device/cuda/deferred_free.h).
 // Cross-process cases run a second process: this binary again, with a filter naming the child
 // test and the parameters in its environment (CUDA cannot be used in a forked child of a process
 // that already initialised it).
@@ -17,6 +18,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <chrono>
 #include <cstdlib>
 #include <cstring>
@@ -25,6 +27,7 @@
 #include <vector>
 
 #include "device/cuda/cuda_memory.h"
+#include "device/cuda/deferred_free.h"
 #include "device/device_probe.h"
 #include "nccl.h"
 #include "support/transport_ends.h"
@@ -456,6 +459,49 @@ TEST(CudaTransportGpu, SelectionForGpuRanks) {
   EXPECT_TRUE(f.sameProcess);
   EXPECT_EQ(gpuLinkFor(a, b), GpuLink::kP2p);
   EXPECT_STREQ(transportAt(pickTransport(a, b))->name, "P2P/cuda");
+}
+
+// --- releases deferred while accl kernels may run ---
+
+// A launch counts from its LaunchMark until its completion event fires (here the event follows a
+// host function that blocks the stream until `go`), and a graph hold counts until dropped;
+// meanwhile releases queue, and the first release that finds nothing running runs them all,
+// oldest first.
+TEST(CudaDeferredFree, ReleasesWaitForLaunchesAndGraphHolds) {
+  REQUIRE_GPU();
+  cudaStream_t stream;
+  cudaEvent_t done;
+  ASSERT_EQ(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking), cudaSuccess);
+  ASSERT_EQ(cudaEventCreateWithFlags(&done, cudaEventDisableTiming), cudaSuccess);
+  std::atomic<bool> go{false};
+  const auto block = [](void* flag) {
+    while (!static_cast<std::atomic<bool>*>(flag)->load()) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  };
+  ASSERT_EQ(cudaLaunchHostFunc(stream, block, &go), cudaSuccess);
+  ASSERT_EQ(cudaEventRecord(done, stream), cudaSuccess);
+  const size_t queuedBefore = cuda::deferredReleases().count;
+  std::vector<int> ran;
+  {
+    cuda::LaunchMark mark;
+    cuda::releaseWhenIdle("test release 1", 4096, [&] { ran.push_back(1); });
+    EXPECT_TRUE(ran.empty()) << "released while a launch was being enqueued";
+    mark.completesWith(done);
+  }
+  cuda::releaseDeferred();
+  EXPECT_TRUE(ran.empty()) << "released before the launch's completion event";
+  EXPECT_EQ(cuda::deferredReleases().count, queuedBefore + 1);
+  go = true;
+  ASSERT_EQ(cudaStreamSynchronize(stream), cudaSuccess);
+  cuda::holdForGraphs();
+  cuda::releaseDeferred();
+  EXPECT_TRUE(ran.empty()) << "released while a communicator holds captured launches";
+  cuda::dropGraphHold();
+  cuda::releaseWhenIdle("test release 2", 4096, [&] { ran.push_back(2); });
+  EXPECT_EQ(ran, (std::vector<int>{1, 2}));
+  EXPECT_EQ(cuda::deferredReleases().count, 0u);
+  cuda::launchReaped(done);  // already forgotten once seen complete: harmless
+  cudaEventDestroy(done);
+  cudaStreamDestroy(stream);
 }
 
 }  // namespace

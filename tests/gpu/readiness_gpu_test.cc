@@ -1,10 +1,12 @@
 // What a first GPU run would show of the GPU-readiness faults (issue 18), as tests of the public
 // API: two streams alternating on one communicator, a graph captured in global mode and replayed,
-// suspend and resume between collectives, and the caller's current device after a collective.
+// suspend and resume between collectives, a communicator destroyed while another's kernel waits
+// for the destroying thread, and the caller's current device after a collective.
 // Every value is closed-form. They run on a real GPU (label gpu) and on the virtual GPU (label
 // vgpu, tests/gpu/CMakeLists.txt says which are expected to fail until issue 18 fixes them).
 #include <gtest/gtest.h>
 
+#include <atomic>
 #include <chrono>
 #include <string>
 #include <thread>
@@ -215,6 +217,70 @@ TEST_F(GpuReadiness, TwoRanksOnOneStreamAreRefused) {
   ASSERT_EQ(allReduceAll(set, bufs, 0, kCount), ncclSuccess) << ncclText(ncclInternalError);
   ASSERT_EQ(set.waitAll(kLimit), "");
   for (int r = 0; r < kRanks; ++r) EXPECT_EQ(checkSums(bufs[r], kRanks, r, 0, kCount), "");
+}
+
+// Fault 5, the implicit synchronisation: two ranks as threads of one process on one GPU, two
+// communicators. Rank 1's all-reduce on Y runs and waits for rank 0's. Rank 0's thread first
+// destroys communicator X (pinned and device memory freed: cudaFreeHost and cudaFree wait for
+// every kernel of the process) and only then launches its all-reduce on Y. A free that waits for
+// rank 1's kernel deadlocks; past the deadline the test says so, then revokes Y to break it.
+TEST_F(GpuReadiness, FreeWhileAPeersKernelWaitsForThisThread) {
+  constexpr int kRanks = 2;
+  constexpr size_t kCount = 4099;
+  CommSet x(kRanks), y(kRanks);
+  ASSERT_EQ(x.initResult(), ncclSuccess) << ncclText(x.initResult());
+  ASSERT_EQ(y.initResult(), ncclSuccess) << ncclText(y.initResult());
+  std::vector<Buffers> bufs(kRanks);
+  for (int r = 0; r < kRanks; ++r)
+    for (int k = 0; k < 3; ++k) ASSERT_EQ(upload(bufs[r], r, k, kCount), "");
+  // Both communicators connected (FIFOs, mapped state) and working.
+  ASSERT_EQ(allReduceAll(x, bufs, 0, kCount), ncclSuccess) << ncclText(ncclInternalError);
+  ASSERT_EQ(x.waitAll(kLimit), "");
+  ASSERT_EQ(allReduceAll(y, bufs, 1, kCount), ncclSuccess) << ncclText(ncclInternalError);
+  ASSERT_EQ(y.waitAll(kLimit), "");
+
+  // Rank 1 (this thread): its kernel on Y now waits for rank 0's.
+  ASSERT_EQ(ncclAllReduce(bufs[1].in[2], bufs[1].out[2], kCount, ncclFloat32, ncclSum, y.comm(1), y.stream(1)),
+            ncclSuccess)
+      << ncclText(ncclInternalError);
+  std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  ASSERT_EQ(cudaStreamQuery(y.stream(1)), cudaErrorNotReady) << "rank 1's kernel cannot end without rank 0's";
+
+  // Rank 0's thread: destroy X, then the all-reduce on Y.
+  std::atomic<bool> destroyed{false}, done{false};
+  ncclResult_t destroyRes = ncclSuccess, launchRes = ncclSuccess;
+  ncclComm_t x0 = x.comm(0), x1 = x.comm(1);
+  x.forget(0);
+  x.forget(1);
+  std::thread rank0([&] {
+    destroyRes = ncclCommDestroy(x0);
+    if (destroyRes == ncclSuccess) destroyRes = ncclCommDestroy(x1);
+    destroyed = true;
+    launchRes = ncclAllReduce(bufs[0].in[2], bufs[0].out[2], kCount, ncclFloat32, ncclSum, y.comm(0), y.stream(0));
+    done = true;
+  });
+  const auto deadline = Clock::now() + std::chrono::seconds(30);
+  while (!done && Clock::now() < deadline) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  if (!done) {
+    ADD_FAILURE() << "rank 0's thread is still " << (destroyed ? "launching" : "in ncclCommDestroy")
+                  << " after 30 s: the free waited for rank 1's kernel, which waits for this thread";
+    // Break the deadlock without freeing anything more: a revoke stops rank 1's kernel, the free
+    // returns, rank 0's kernel follows and is stopped the same way; then both are aborted.
+    EXPECT_EQ(ncclCommRevoke(y.comm(1), NCCL_REVOKE_DEFAULT), ncclSuccess) << ncclText(ncclInternalError);
+    rank0.join();
+    EXPECT_EQ(ncclCommRevoke(y.comm(0), NCCL_REVOKE_DEFAULT), ncclSuccess) << ncclText(ncclInternalError);
+    for (int r = 0; r < kRanks; ++r) {
+      ncclCommAbort(y.comm(r));
+      y.forget(r);
+    }
+    return;
+  }
+  rank0.join();
+  ASSERT_EQ(destroyRes, ncclSuccess) << ncclText(destroyRes);
+  ASSERT_EQ(launchRes, ncclSuccess) << ncclText(launchRes);
+  ASSERT_EQ(y.waitAll(kLimit), "");
+  for (int r = 0; r < kRanks; ++r)
+    for (int k = 0; k < 3; ++k) EXPECT_EQ(checkSums(bufs[r], kRanks, r, k, kCount), "");
 }
 
 // Fault 9: a collective on a communicator of device 0 leaves the caller's current device alone.

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "device/cuda/cuda_memory.h"
+#include "device/cuda/deferred_free.h"
 #include "transports/gpu_link.h"
 #include "transports/mapped_ends.h"
 #include "transports/transport.h"
@@ -23,14 +24,22 @@ namespace {
 
 const TransportSide& hostSide(ConnSide side) { return kHostShmTransport.side(side); }
 
-// The host shm end (inner) plus the ranges registered with CUDA, unregistered first.
+// The host shm end (inner) plus the ranges registered with CUDA, unregistered first. Both go
+// once no accl kernel of the process may run: cudaHostUnregister synchronises the device like a
+// free, and the ranges stay mapped until they are unregistered (device/cuda/deferred_free.h).
 struct CudaShmEnd : TransportResources {
   std::unique_ptr<TransportResources> inner;
   std::vector<void*> registered;
+  size_t registeredBytes = 0;
   ~CudaShmEnd() override {
-    for (void* p : registered)
-      if (cudaHostUnregister(p) != cudaSuccess) cudaGetLastError();
-    inner.reset();
+    if (registered.empty()) return;  // inner (nothing registered in it) goes now
+    std::shared_ptr<TransportResources> mapped(std::move(inner));
+    auto release = [regs = std::move(registered), mapped]() mutable {
+      for (void* p : regs)
+        if (cudaHostUnregister(p) != cudaSuccess) cudaGetLastError();
+      mapped.reset();  // then the ranges are unmapped
+    };
+    cuda::releaseWhenIdle("SHM/cuda registered FIFOs", registeredBytes, std::move(release));
   }
 };
 
@@ -42,6 +51,7 @@ ncclResult_t registerRange(void* p, size_t bytes, int dev, CudaShmEnd* e) {
                 cudaGetErrorString(ce));
   }
   e->registered.push_back(p);
+  e->registeredBytes += bytes;
   void* device = nullptr;
   ce = cudaHostGetDevicePointer(&device, p, 0);
   if (ce != cudaSuccess || device != p) {

@@ -9,6 +9,7 @@
 #include "backend/cuda/kernel_launch.h"
 #include "core/liveness/peer_failure.h"
 #include "device/cuda/cuda_memory.h"
+#include "device/cuda/deferred_free.h"
 #include "device/cuda/prims_conn.h"
 #include "tuner/gpu_model.h"
 #include "tuner/host_model.h"
@@ -50,6 +51,7 @@ CudaBackend::~CudaBackend() {
   cudaSetDevice(device_);
   for (InFlight& f : inFlight_) {
     cudaEventSynchronize(f.done);
+    cuda::launchReaped(f.done);
     cudaEventDestroy(f.done);
     freeMapped(f.spill);
     view_.recycle(std::move(f.plan));
@@ -58,6 +60,9 @@ CudaBackend::~CudaBackend() {
   for (cudaEvent_t e : freeEvents_) cudaEventDestroy(e);
   if (joinEvent_) cudaEventDestroy(joinEvent_);
   if (lastLaunch_) cudaEventDestroy(lastLaunch_);
+  // A graph of this communicator replayed from now on would use freed memory: the user's error,
+  // as with NCCL. Its hold ends here, so the releases below may run at once.
+  if (graphHold_) cuda::dropGraphHold();
   for (Mapped& m : freeSpills_) freeMapped(m);
   for (Mapped& m : capturedSpills_) freeMapped(m);
   for (ConnBlock& b : connBlocks_) cuda::deviceFree(&b.mem);
@@ -107,7 +112,8 @@ ncclResult_t CudaBackend::allocMapped(size_t bytes, Mapped* out) {
   void* dev = nullptr;
   cudaError_t err = cudaHostGetDevicePointer(&dev, host, 0);
   if (err != cudaSuccess) {
-    cudaFreeHost(host);
+    Mapped m{host, nullptr, bytes};
+    freeMapped(m);
     return cudaFail("cudaHostGetDevicePointer", err);
   }
   memset(host, 0, bytes);
@@ -116,7 +122,14 @@ ncclResult_t CudaBackend::allocMapped(size_t bytes, Mapped* out) {
 }
 
 void CudaBackend::freeMapped(Mapped& m) {
-  if (m.host) cudaFreeHost(m.host);
+  // cudaFreeHost waits for every kernel of the process: not while accl kernels may run
+  // (device/cuda/deferred_free.h).
+  if (m.host) {
+    void* host = m.host;
+    cuda::releaseWhenIdle("the CUDA backend's mapped host memory", m.bytes, [host] {
+      if (cudaFreeHost(host) != cudaSuccess) cudaGetLastError();
+    });
+  }
   m = Mapped{};
 }
 
@@ -259,6 +272,7 @@ void CudaBackend::releaseConnections(bool stopRunning) {
     ACCL_WARN("CUDA backend: rank %d: clearing the channel tables on the device failed", view_.facts().rank);
   stopping_.store(false, std::memory_order_release);
   mirrorAbort();
+  cuda::releaseDeferred();  // none of this communicator's launches runs: perhaps none at all
 }
 
 void CudaBackend::attachHealth(std::shared_ptr<const CommHealth> health, const uint64_t*, int) {
@@ -431,6 +445,11 @@ ncclResult_t CudaBackend::launch(std::unique_ptr<Plan> plan) {
   cudaStreamCaptureStatus capture = cudaStreamCaptureStatusNone;
   ACCL_CUDA_CHECK(cudaStreamIsCapturing(s0, &capture));
   const bool captured = capture == cudaStreamCaptureStatusActive;
+  // Launches that have ended give back their plan, event and spill buffer here: nothing else
+  // reaps while a program only launches (query and wait serve suspend and teardown), so the
+  // launch records (and deferred_free.h's list of completion events) would grow without end.
+  // Not inside a capture, which queries no event. A kernel's error stays sticky for asyncError.
+  if (!captured) (void)reap();
 
   // One communicator's launches run one after another whatever streams they come on (they share
   // the connections' steps and slots): this one waits for the previous one, as NCCL orders them.
@@ -445,6 +464,9 @@ ncclResult_t CudaBackend::launch(std::unique_ptr<Plan> plan) {
     return ncclSuccess;
   }
 
+  // From here until its completion event, this launch keeps accl's frees from synchronising
+  // the device (deferred_free.h).
+  cuda::LaunchMark mark;
   InFlight f;
   if (packed.spilled()) {
     ACCL_CHECK(spillBuffer(packed.spill.size() * sizeof(DevWorkItem), captured, &f.spill));
@@ -470,6 +492,13 @@ ncclResult_t CudaBackend::launch(std::unique_ptr<Plan> plan) {
     // The graph owns the launch: arguments are in its kernel node; the spill must outlive it.
     std::lock_guard<std::mutex> lock(mutex_);
     if (f.spill.host) capturedSpills_.push_back(f.spill);
+    if (!graphHold_) {
+      // Replays are invisible here: accl's frees wait for this communicator's destruction.
+      graphHold_ = true;
+      cuda::holdForGraphs();
+      ACCL_INFO(ACCL_LOG_ALLOC, "CUDA backend: rank %d captured a launch into a CUDA graph; until this communicator "
+                "is destroyed, memory that accl releases in this process is freed later", view_.facts().rank);
+    }
     view_.recycle(std::move(plan));
     return ncclSuccess;
   }
@@ -482,6 +511,7 @@ ncclResult_t CudaBackend::launch(std::unique_ptr<Plan> plan) {
   }
   if (!f.done) ACCL_CUDA_CHECK(cudaEventCreateWithFlags(&f.done, cudaEventDisableTiming));
   ACCL_CUDA_CHECK(cudaEventRecord(f.done, s0));
+  mark.completesWith(f.done);
   ACCL_CHECK(recordLaunch(s0));
   f.plan = std::move(plan);
   std::lock_guard<std::mutex> lock(mutex_);
@@ -496,6 +526,7 @@ ncclResult_t CudaBackend::reap() {
     const cudaError_t err = cudaEventQuery(f.done);
     if (err == cudaErrorNotReady) return ncclInProgress;
     if (err != cudaSuccess && stickyError_ == ncclSuccess) stickyError_ = cudaFail("a collective kernel", err);
+    cuda::launchReaped(f.done);
     freeEvents_.push_back(f.done);
     if (f.spill.host) freeSpills_.push_back(f.spill);
     view_.recycle(std::move(f.plan));
@@ -514,7 +545,10 @@ ncclResult_t CudaBackend::wait() {
   cudaSetDevice(device_);
   for (;;) {
     const ncclResult_t r = query();
-    if (r != ncclInProgress) return r;
+    if (r != ncclInProgress) {
+      cuda::releaseDeferred();  // this communicator's launches are done: perhaps every one is
+      return r;
+    }
     std::this_thread::sleep_for(std::chrono::microseconds(50));
   }
 }

@@ -24,9 +24,11 @@
 // CUDA graphs: launching on a capturing stream works — no host synchronisation and no event
 // query inside the capture; the captured launch's plan returns to the pool at once (the
 // arguments are copied into the kernel node) and a spill buffer is kept until the backend is
-// destroyed (a graph may replay it any time before). The host backend has no proxy; a network
-// proxy (issue 11) would have to follow the kernel's tail/head counters rather than host-side
-// launch records, so that replays of a graph drive it exactly like direct launches.
+// destroyed (a graph may replay it any time before); such a communicator also holds back every
+// release of accl memory in the process until it is destroyed (device/cuda/deferred_free.h:
+// frees that synchronise the device wait until no accl kernel may run). The host backend has no
+// proxy; a network proxy (issue 11) would have to follow the kernel's tail/head counters rather
+// than host-side launch records, so that replays of a graph drive it exactly like direct launches.
 //
 // Channels: the residency rule. Blocks of ranks sharing one GPU spin on each other's flags, so
 // all of them must be resident at once: channels per rank <= SMs x blocksPerSm / ranksOnDevice
@@ -151,6 +153,7 @@ class CudaBackend final : public CommBackend {
   ncclResult_t stickyError_ = ncclSuccess;
   uint64_t launches_ = 0;
   std::atomic<uint64_t> scratchBytes_{0};
+  bool graphHold_ = false;  // a launch was captured: cuda::holdForGraphs until destruction
 
   std::atomic<bool> stopping_{false};  // releaseConnections(stopRunning) holds the device flag raised
   std::atomic<bool> stopWatcher_{false};

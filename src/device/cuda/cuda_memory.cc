@@ -10,6 +10,7 @@
 #include <mutex>
 #include <unordered_map>
 
+#include "device/cuda/deferred_free.h"
 #include "util/check.h"
 #include "util/last_error.h"
 #include "util/log.h"
@@ -260,12 +261,17 @@ ncclResult_t deviceAlloc(size_t bytes, int dev, bool preferCumem, DeviceMemory* 
 
 void deviceFree(DeviceMemory* m) {
   if (m->ptr == nullptr) return;
-  if (m->cumem) {
-    unmapAndRelease(m->ptr, m->bytes, m->handle);
-  } else {
-    DeviceGuard guard(m->dev);
-    if (cudaFree(m->ptr) != cudaSuccess) cudaGetLastError();
-  }
+  // cudaFree and cuMemUnmap wait for every kernel of the process on the device: not while accl
+  // kernels may run (deferred_free.h).
+  const DeviceMemory mem = *m;
+  releaseWhenIdle(mem.cumem ? "device memory (cuMem)" : "device memory (cudaMalloc)", mem.bytes, [mem] {
+    if (mem.cumem) {
+      unmapAndRelease(mem.ptr, mem.bytes, mem.handle);
+    } else {
+      DeviceGuard guard(mem.dev);
+      if (cudaFree(mem.ptr) != cudaSuccess) cudaGetLastError();
+    }
+  });
   *m = DeviceMemory{};
 }
 
@@ -330,11 +336,15 @@ ncclResult_t ipcImport(const unsigned char handle[kIpcHandleBytes], size_t bytes
 
 void releaseImported(ImportedMemory* m) {
   if (m->ptr == nullptr) return;
-  if (m->cumem) {
-    unmapAndRelease(m->ptr, m->bytes, m->handle);
-  } else if (cudaIpcCloseMemHandle(m->ptr) != cudaSuccess) {
-    cudaGetLastError();
-  }
+  // Unmapping and closing synchronise like a free (deferred_free.h).
+  const ImportedMemory mem = *m;
+  releaseWhenIdle(mem.cumem ? "a peer's mapped memory (cuMem)" : "a peer's mapped memory (CUDA IPC)", mem.bytes, [mem] {
+    if (mem.cumem) {
+      unmapAndRelease(mem.ptr, mem.bytes, mem.handle);
+    } else if (cudaIpcCloseMemHandle(mem.ptr) != cudaSuccess) {
+      cudaGetLastError();
+    }
+  });
   *m = ImportedMemory{};
 }
 
@@ -408,7 +418,8 @@ ncclResult_t memFree(void* ptr, bool* known) {
   }
   // No device synchronisation (issue 18 fault 5): ncclMemFree after the buffer's last use is the
   // user's promise, as with NCCL, and a synchronisation would also wait for kernels of other
-  // ranks on this GPU that may be waiting for this thread.
+  // ranks on this GPU that may be waiting for this thread. For the same reason the free itself
+  // (cudaFree, cuMemUnmap) waits until no accl kernel runs (deferred_free.h).
   deviceFree(&m);
   return ncclSuccess;
 }

@@ -46,7 +46,9 @@ struct DeviceMemory {
 // Allocates `bytes` (> 0) on device `dev`: cuMem when `preferCumem` and cuMemUsable(dev), else
 // cudaMalloc. The memory is zeroed. The calling thread's current device is left unchanged.
 ncclResult_t deviceAlloc(size_t bytes, int dev, bool preferCumem, DeviceMemory* out);
-void deviceFree(DeviceMemory* m);  // idempotent
+// Idempotent. The memory goes back to CUDA once no accl kernel of the process may run
+// (deferred_free.h): at once, or later; *m is cleared either way.
+void deviceFree(DeviceMemory* m);
 
 // The allocation as a POSIX fd (cuMem only); the caller closes it.
 ncclResult_t exportFd(const DeviceMemory& m, int* fd);
@@ -67,7 +69,7 @@ constexpr size_t kIpcHandleBytes = 64;
 ncclResult_t ipcExport(const DeviceMemory& m, unsigned char handle[kIpcHandleBytes]);
 ncclResult_t ipcImport(const unsigned char handle[kIpcHandleBytes], size_t bytes, int dev, ImportedMemory* out);
 
-void releaseImported(ImportedMemory* m);  // idempotent
+void releaseImported(ImportedMemory* m);  // idempotent; deferred like deviceFree
 
 // Makes `dev` able to reach `peerDev`'s memory (cudaDeviceEnablePeerAccess; already enabled is
 // fine). False when the pair has no peer access.
@@ -89,7 +91,7 @@ struct PinnedHostMemory {
   size_t bytes = 0;
 };
 ncclResult_t pinnedHostAlloc(size_t bytes, int dev, PinnedHostMemory* out);
-void pinnedHostFree(PinnedHostMemory* m);  // idempotent
+void pinnedHostFree(PinnedHostMemory* m);  // idempotent; deferred like deviceFree
 
 // --- ncclMemAlloc / ncclMemFree ---
 // Allocates on the calling thread's current device and records the allocation.

@@ -5,6 +5,7 @@
 #include <cstring>
 
 #include "device/cuda/cuda_memory.h"
+#include "device/cuda/deferred_free.h"
 #include "util/check.h"
 
 namespace accl::cuda {
@@ -24,7 +25,8 @@ ncclResult_t pinnedHostAlloc(size_t bytes, int dev, PinnedHostMemory* out) {
   ce = cudaHostGetDevicePointer(&device, host, 0);
   if (ce != cudaSuccess) {
     cudaGetLastError();
-    cudaFreeHost(host);
+    PinnedHostMemory m{host, nullptr, bytes};
+    pinnedHostFree(&m);
     return fail(ncclUnhandledCudaError, "cudaHostGetDevicePointer(%p) on device %d failed: %s", host, dev,
                 cudaGetErrorString(ce));
   }
@@ -36,7 +38,13 @@ ncclResult_t pinnedHostAlloc(size_t bytes, int dev, PinnedHostMemory* out) {
 }
 
 void pinnedHostFree(PinnedHostMemory* m) {
-  if (m->host && cudaFreeHost(m->host) != cudaSuccess) cudaGetLastError();
+  if (m->host) {
+    // cudaFreeHost waits for every kernel of the process: not while accl kernels may run.
+    void* host = m->host;
+    releaseWhenIdle("pinned host memory", m->bytes, [host] {
+      if (cudaFreeHost(host) != cudaSuccess) cudaGetLastError();
+    });
+  }
   *m = PinnedHostMemory{};
 }
 
