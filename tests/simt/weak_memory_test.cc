@@ -1,8 +1,9 @@
 // The CPU SIMT harness's weak-memory mode (src/device/simt/weak_memory.h): litmus tests that show
 // the mode can fail (relaxed message passing reads stale data, store buffering shows both old
-// values, a barrier is not an acquire, an LL128 line across two 128-byte segments is seen torn)
-// and that what the PTX model orders stays ordered for every seed; then the CUDA Prims' ring
-// all-reduce, every protocol, under several seeds, against closed forms.
+// values, a barrier is not an acquire, an LL128 line across two 128-byte segments is seen torn,
+// load buffering -- a store a load before it could have read -- fails the launch) and that what
+// the PTX model orders stays ordered for every seed; then the CUDA Prims' ring all-reduce and a
+// one-way pipeline that reuses every FIFO slot, every protocol, under several seeds.
 #include <gtest/gtest.h>
 
 #include <atomic>
@@ -191,6 +192,112 @@ TEST(WeakMemoryLitmus, BarrierPassesOnReleaseAndAcquireButIsNoAcquire) {
   EXPECT_GT(withoutAcquire, 0);
 }
 
+// ---- load buffering: r1 = x; y = 1  ||  wait for y == 1; x = 1. Without ordering on both sides
+// a weak machine lets the first load read the second thread's store (a cycle); the mode cannot
+// return that value, so it reports the store instead. Returns the launch's error ("" when none).
+enum class LbStore { kRelaxed, kRelease, kFenceThenRelaxed };
+enum class LbLoad { kRelaxed, kAcquire, kRelaxedThenFence };
+
+std::string loadBuffering(uint64_t seed, LbStore publish, LbLoad observe) {
+  std::vector<uint64_t> x(kRounds, 0), y(kRounds, 0);
+  return launchWeak(seed, 2, 32, [&] {
+    if (simt::threadIndex() != 0) return;
+    for (int r = 0; r < kRounds; ++r) {
+      uint64_t* xr = &x[size_t(r)];
+      uint64_t* yr = &y[size_t(r)];
+      if (simt::blockIndex() == 0) {
+        simt::storeVolatile64(xr, 7);  // a location the launch stores to: its loads are tracked
+        (void)simt::loadVolatile64(xr);
+        if (publish == LbStore::kRelease) {
+          simt::storeRelease(yr, 1);
+        } else {
+          if (publish == LbStore::kFenceThenRelaxed) simt::fence();
+          simt::storeVolatile64(yr, 1);
+        }
+      } else {
+        auto load = [&] { return observe == LbLoad::kAcquire ? simt::loadAcquire(yr) : simt::loadVolatile64(yr); };
+        simt::spinUntil([&] { return load() == 1; }, nullptr);
+        if (observe == LbLoad::kRelaxedThenFence) simt::fence();
+        simt::storeVolatile64(xr, 1);
+      }
+    }
+  });
+}
+
+TEST(WeakMemoryLitmus, LoadBufferingIsReportedUnlessBothSidesOrder) {
+  for (uint64_t seed : {1, 2, 3}) {
+    for (LbStore publish : {LbStore::kRelaxed, LbStore::kRelease, LbStore::kFenceThenRelaxed})
+      for (LbLoad observe : {LbLoad::kRelaxed, LbLoad::kAcquire, LbLoad::kRelaxedThenFence}) {
+        const bool ordered = publish != LbStore::kRelaxed && observe != LbLoad::kRelaxed;
+        const std::string err = loadBuffering(seed, publish, observe);
+        if (ordered) {
+          EXPECT_EQ(err, "") << "seed " << seed << " store " << int(publish) << " load " << int(observe);
+        } else {
+          EXPECT_NE(err.find("load buffering"), std::string::npos)
+              << "seed " << seed << " store " << int(publish) << " load " << int(observe) << ": " << err;
+        }
+      }
+  }
+}
+
+// ---- the FIFO's shape: one slot reused every round. The sender's thread 0 waits for `head`, a
+// barrier, its thread 5 writes the slot, a barrier, thread 0 releases `tail`; the receiver's
+// thread 0 acquires `tail`, a barrier, its thread 7 reads the slot, a barrier, thread 0 posts
+// `head`. The barriers order the data threads' accesses at CTA scope only: the post of `head`
+// must be a release (or fence + relaxed store) and its wait an acquire (or relaxed load + fence)
+// for the receiver's read to be ordered before the sender's next write. Returns the launch's
+// error, or "stale" when a read missed its round's value.
+std::string fifoSlotReuse(uint64_t seed, LbStore post, LbLoad wait) {
+  uint64_t slot = 0, head = 0, tail = 0;
+  std::atomic<bool> wrong{false};
+  const std::string err = launchWeak(seed, 2, 64, [&] {
+    const int t = simt::threadIndex();
+    const bool sender = simt::blockIndex() == 1;
+    for (uint64_t r = 0; r < uint64_t(kRounds); ++r) {
+      if (sender) {
+        auto loadHead = [&] {
+          return wait == LbLoad::kAcquire ? simt::loadAcquire(&head) : simt::loadVolatile64(&head);
+        };
+        if (t == 0) simt::spinUntil([&] { return loadHead() >= r; }, nullptr);
+        if (t == 0 && wait == LbLoad::kRelaxedThenFence) simt::fence();
+        simt::syncBlock();
+        if (t == 5) simt::storeVolatile64(&slot, r + 1);
+        simt::syncBlock();
+        if (t == 0) simt::storeRelease(&tail, r + 1);
+      } else {
+        if (t == 0) simt::spinUntil([&] { return simt::loadAcquire(&tail) >= r + 1; }, nullptr);
+        simt::syncBlock();
+        if (t == 7 && simt::loadVolatile64(&slot) != r + 1) wrong = true;
+        simt::syncBlock();
+        if (t == 0) {
+          if (post == LbStore::kRelease) {
+            simt::storeRelease(&head, r + 1);
+          } else {
+            if (post == LbStore::kFenceThenRelaxed) simt::fence();
+            simt::storeVolatile64(&head, r + 1);
+          }
+        }
+      }
+    }
+  });
+  return !err.empty() ? err : wrong ? "stale" : "";
+}
+
+TEST(WeakMemoryLitmus, FifoSlotReuseNeedsTheHeadReleaseAndAcquire) {
+  for (uint64_t seed : {1, 2, 3}) {
+    for (LbStore post : {LbStore::kRelease, LbStore::kFenceThenRelaxed})
+      for (LbLoad wait : {LbLoad::kAcquire, LbLoad::kRelaxedThenFence})
+        EXPECT_EQ(fifoSlotReuse(seed, post, wait), "") << "seed " << seed;
+    // A relaxed post, or a relaxed wait: the barriers alone do not order the read before the
+    // next write across blocks.
+    for (auto [post, wait] :
+         {std::pair{LbStore::kRelaxed, LbLoad::kAcquire}, std::pair{LbStore::kRelease, LbLoad::kRelaxed}}) {
+      const std::string err = fifoSlotReuse(seed, post, wait);
+      EXPECT_NE(err.find("load buffering"), std::string::npos) << "seed " << seed << ": " << err;
+    }
+  }
+}
+
 // ---- LL128: block 0's warp stores kRounds groups of 4 lines (flag = line + 1), block 1's warp
 // waits for each line's flag and checks every word. Lines start `offsetWords` past a 128-byte
 // boundary. Returns the number of lines accepted with a wrong word (torn).
@@ -287,6 +394,58 @@ TEST_P(WeakMemoryPrims, OneWarpBlocks) {
   const ProtoId proto = GetParam();
   for (uint64_t seed : {5, 6})
     EXPECT_EQ(weakRingAllReduce<float>(seed, 2, proto, 700, 2, /*blockDim=*/32), "") << protoName(proto);
+}
+
+// Block 0 sends 2 * kFifoSteps + 4 chunks to block 1, so every slot is written three times, and
+// nothing but `head` orders the receiver's reads of a slot before the sender's next write to it
+// (in a ring the ring itself orders them too). Making the post of `head` or its wait relaxed
+// fails this with a load-buffering report, for every protocol.
+template <class T>
+std::string weakOneWay(uint64_t seed, ProtoId proto, int blockDim) {
+  cpu::ScopedWeakMemory weak(seed);
+  TestNet net(2);
+  const size_t chunk = primsChunkCapacity(*net.sendEnd(0, 1), proto, sizeof(T));
+  const int steps = 2 * kFifoSteps + 4;
+  const size_t count = chunk * size_t(steps) - 5;  // the last step is partial
+  std::vector<T> in(count), out(count, T(77));
+  for (size_t i = 0; i < count; ++i) in[i] = contribution<T>(0, i);
+  std::atomic<int> aborted{0};
+  const std::string err = net.launch([&] {
+    const bool sender = simt::blockIndex() == 0;
+    CudaPrimsArgs args;
+    if (sender) {
+      args.send[0] = net.sendEnd(0, 1);
+      args.nSend = 1;
+    } else {
+      args.recv[0] = net.recvEnd(1, 0);
+      args.nRecv = 1;
+    }
+    args.input = in.data();
+    args.output = out.data();
+    args.proto = proto;
+    CudaPrims<T, RedSum<T>, 1, 1> prims(args, RedSum<T>{});
+    for (int s = 0; s < steps; ++s) {
+      const size_t off = size_t(s) * chunk;
+      const size_t n = count - off < chunk ? count - off : chunk;
+      if (sender) prims.send(off, n);
+      else prims.recv(off, n);
+    }
+    if (prims.aborted()) ++aborted;
+  }, blockDim);
+  if (!err.empty()) return err;
+  if (aborted) return "a block reported an abort";
+  for (size_t i = 0; i < count; ++i)
+    if (!(out[i] == in[i]))
+      return "seed " + std::to_string(seed) + " element " + std::to_string(i) + " = " +
+             std::to_string(double(out[i])) + ", expected " + std::to_string(double(in[i]));
+  return net.checkSteps();
+}
+
+TEST_P(WeakMemoryPrims, OneWayPipelineReusesEverySlot) {
+  const ProtoId proto = GetParam();
+  for (uint64_t seed : {1, 2, 3})
+    EXPECT_EQ(weakOneWay<float>(seed, proto, 64), "") << protoName(proto) << " seed " << seed;
+  EXPECT_EQ(weakOneWay<float>(4, proto, 32), "") << protoName(proto) << " one-warp blocks";
 }
 
 INSTANTIATE_TEST_SUITE_P(AllProtocols, WeakMemoryPrims, ::testing::Values(kProtoSimple, kProtoLL, kProtoLL128),

@@ -29,8 +29,9 @@
 // Weak-memory mode (LaunchConfig::weakMemorySeed, or ACCL_SIMT_WEAK_MEMORY=<seed> in the
 // environment, or a ScopedWeakMemory in a test): the layer's loads and stores go through the
 // model of weak_memory.h (stale reads, late stores, release/acquire/fence/barrier as the PTX
-// model orders them), barriers and __syncwarp join the participants' views, and polls are
-// scheduled less fairly. Off by default: the layer then maps to std::atomic_ref as it always did.
+// model orders them, a store that a load before it could have read fails the launch), barriers
+// and __syncwarp join what the participants know, and polls are scheduled less fairly. Off by
+// default: the layer then maps to std::atomic_ref as it always did.
 //
 // Header-only and test-facing: the library itself never launches CPU kernels.
 #pragma once
@@ -267,9 +268,9 @@ void waitOrAbort(std::unique_lock<std::mutex>& lock, std::condition_variable& cv
 // before it can arrive at g + 1, which g + 2 needs.
 class NamedBarrier {
  public:
-  // `weak`: the arriving thread in weak-memory mode (its view joins the generation's; a waiter
-  // learns the union: CTA-scope ordering), else null. That mode also checks that the barrier is
-  // warp-aligned as bar.sync is: every warp (`warp`: the arriving thread's) takes part in a
+  // `weak`: the arriving thread in weak-memory mode (what it knows joins the generation's; a
+  // waiter learns the union: CTA-scope ordering), else null. That mode also checks that the
+  // barrier is warp-aligned as bar.sync is: every warp (`warp`: the arriving thread's) takes part in a
   // generation with all its lanes or not at all; a lane that skipped it, or arrived before its
   // warp reconverged and so lands in another generation, fails the launch.
   bool arrive(int nthreads, bool wait, bool pred, const LaunchState& launch, weak::Thread* weak = nullptr,
@@ -278,7 +279,7 @@ class NamedBarrier {
     if (arrived_ == 0) {
       expected_ = nthreads;
       orAcc_ = false;
-      viewAcc_.clear();
+      knownAcc_.clear();
       if (weak != nullptr)
         for (int& n : warpLanes_) n = 0;
     } else if (expected_ != nthreads) {
@@ -288,8 +289,7 @@ class NamedBarrier {
     const uint64_t generation = generation_;
     orAcc_ = orAcc_ || pred;
     if (weak != nullptr) {
-      if (viewAcc_.empty()) viewAcc_.assign(weak->view().size(), 0);
-      weak::joinInto(viewAcc_, weak->view());
+      weak->arriveAt(knownAcc_);
       ++warpLanes_[warp];
     }
     if (++arrived_ == expected_) {
@@ -300,15 +300,15 @@ class NamedBarrier {
                                    std::to_string(warpLanes_[w]) + " of its lanes (bar.sync is warp-aligned)");
       arrived_ = 0;
       orResult_[generation & 1] = orAcc_;
-      viewResult_[generation & 1].swap(viewAcc_);
+      std::swap(knownResult_[generation & 1], knownAcc_);
       ++generation_;
       cv_.notify_all();
-      if (weak != nullptr) weak->learn(viewResult_[generation & 1]);
+      if (weak != nullptr) weak->leave(knownResult_[generation & 1]);
       return orResult_[generation & 1];
     }
     if (!wait) return orResult_[generation & 1];
     detail::waitOrAbort(lock, cv_, launch, [&] { return generation_ != generation; });
-    if (weak != nullptr) weak->learn(viewResult_[generation & 1]);
+    if (weak != nullptr) weak->leave(knownResult_[generation & 1]);
     return orResult_[generation & 1];
   }
 
@@ -320,8 +320,8 @@ class NamedBarrier {
   uint64_t generation_ = 0;
   bool orAcc_ = false;
   bool orResult_[2] = {false, false};
-  weak::View viewAcc_;        // weak-memory mode: the union of this generation's arrivals' views
-  weak::View viewResult_[2];  // ... of the last two generations, by parity (as orResult_)
+  weak::BarrierKnowledge knownAcc_;        // weak-memory mode: what this generation's arrivals knew
+  weak::BarrierKnowledge knownResult_[2];  // ... of the last two generations, by parity (as orResult_)
   int warpLanes_[kMaxBlockThreads / kWarpSize] = {};  // weak-memory mode: this generation's arrivals per warp
 };
 
@@ -335,7 +335,7 @@ class WarpExchange {
   static constexpr int kMaxGroups = 8;
 
   // `orderMemory`: the lane's weak-memory side when the collective orders memory (__syncwarp in
-  // weak-memory mode): the lanes' views are joined; null for shuffles and votes, which do not.
+  // weak-memory mode): what the lanes know is joined; null for shuffles and votes, which do not.
   void exchange(unsigned mask, int lane, uint64_t value, uint64_t (&out)[kWarpSize], const LaunchState& launch,
                 weak::Thread* orderMemory = nullptr) {
     if (((mask >> lane) & 1u) == 0)
@@ -346,9 +346,9 @@ class WarpExchange {
     uint64_t* slots = g.values[generation & 1];
     slots[lane] = value;
     if (orderMemory != nullptr) {
-      weak::View& acc = g.views[generation & 1];
-      if (g.arrived == 0) acc.assign(orderMemory->view().size(), 0);
-      weak::joinInto(acc, orderMemory->view());
+      weak::BarrierKnowledge& acc = g.known[generation & 1];
+      if (g.arrived == 0) acc.clear();
+      orderMemory->arriveAt(acc);
     }
     if (++g.arrived == popCount(mask)) {
       g.arrived = 0;
@@ -357,7 +357,7 @@ class WarpExchange {
     } else {
       detail::waitOrAbort(lock, cv_, launch, [&] { return g.generation != generation; });
     }
-    if (orderMemory != nullptr) orderMemory->learn(g.views[generation & 1]);
+    if (orderMemory != nullptr) orderMemory->leave(g.known[generation & 1]);
     for (int i = 0; i < kWarpSize; ++i) out[i] = ((mask >> i) & 1u) ? slots[i] : 0;
   }
 
@@ -367,7 +367,7 @@ class WarpExchange {
     int arrived = 0;
     uint64_t generation = 0;
     uint64_t values[2][kWarpSize] = {};
-    weak::View views[2];  // weak-memory mode, memory-ordering collectives: the joined views
+    weak::BarrierKnowledge known[2];  // weak-memory mode, memory-ordering collectives: what the lanes knew
   };
 
   static int popCount(unsigned m) { return __builtin_popcount(m); }
@@ -428,7 +428,7 @@ class LaunchState {
       blockStates_.push_back(std::make_unique<BlockState>(config.blockDim, config.sharedBytes));
     const uint64_t seed = config.weakMemorySeed != 0 ? config.weakMemorySeed : defaultWeakMemorySeed();
     if (seed != 0) {
-      weakMemory_ = std::make_unique<weak::Memory>(seed, total());
+      weakMemory_ = std::make_unique<weak::Memory>(seed, total(), config.blockDim, config.firstBlock);
       for (int i = 0; i < total(); ++i) weakThreads_.push_back(std::make_unique<weak::Thread>(*weakMemory_, i));
     }
   }
