@@ -8,8 +8,8 @@
 //   peer warps  the last min(peers, warps - 1) warps. Peer p (receive peers first, then send
 //               peers) belongs to one lane of one peer warp: that lane waits for its peer
 //               (Simple receive: `tail` > step; every send: a free slot, `head` + kFifoSteps >
-//               step) and later posts for it (send: a system fence and a release store of
-//               `tail`; receive: a release store of `head`).
+//               step) and later posts for it (send: a system-scope release store of `tail`;
+//               receive: a release store of `head`).
 //   data warps  the other warps move and reduce the chunk: Simple with 16-byte vector loads and
 //               stores, kUnroll (4; tree: 2) packets per thread in flight; LL one 16-byte line
 //               (8 data bytes) per thread, spinning on the line's flags; LL128 warps cooperating
@@ -80,7 +80,12 @@ struct CudaPrimsArgs {
   int barrierBase = 1;
 };
 
-template <class T, class Op, int kMaxRecv = kMaxTreeChildren, int kMaxSend = kMaxTreeChildren>
+// kProto: the protocol fixed at compile time (a ProtoId), or kAnyProto to take CudaPrimsArgs::proto
+// at run time. A fixed protocol compiles only its own data path.
+constexpr int kAnyProto = -1;
+
+template <class T, class Op, int kMaxRecv = kMaxTreeChildren, int kMaxSend = kMaxTreeChildren,
+          int kProto = kAnyProto>
 class CudaPrims {
   static_assert(kMaxRecv >= 0 && kMaxRecv <= kMaxTreeChildren && kMaxSend >= 0 && kMaxSend <= kMaxTreeChildren,
                 "peer counts are 0..kMaxTreeChildren");
@@ -109,15 +114,15 @@ class CudaPrims {
     for (int i = 0; i < kMaxRecv; ++i) {
       const PrimsConn* c = i < nRecv_ ? args.recv[i] : nullptr;
       recvStep_[i] = c ? c->step : 0;
-      recvSlots_[i] = c ? c->slotsOf(proto_) : nullptr;
-      recvStride_[i] = c ? c->slotStrideOf(proto_) : 0;
+      recvSlots_[i] = c ? c->slotsOf(proto()) : nullptr;
+      recvStride_[i] = c ? c->slotStrideOf(proto()) : 0;
     }
     ACCL_PRIMS_UNROLL
     for (int i = 0; i < kMaxSend; ++i) {
       const PrimsConn* c = i < nSend_ ? args.send[i] : nullptr;
       sendStep_[i] = c ? c->step : 0;
-      sendSlots_[i] = c ? c->slotsOf(proto_) : nullptr;
-      sendStride_[i] = c ? c->slotStrideOf(proto_) : 0;
+      sendSlots_[i] = c ? c->slotsOf(proto()) : nullptr;
+      sendStride_[i] = c ? c->slotStrideOf(proto()) : 0;
     }
     const int peers = nRecv_ + nSend_;
     const int warp = tid_ / simt::kWarpSize, lane = tid_ % simt::kWarpSize;
@@ -169,6 +174,8 @@ class CudaPrims {
     step(kIn | kOut | (postOp ? kPost : 0u), in, out, n);
   }
 
+  ACCL_SIMT_FN ProtoId proto() const { return kProto == kAnyProto ? proto_ : static_cast<ProtoId>(kProto); }
+
   // True (in every thread of the group alike) once a wait was aborted; later steps did nothing.
   ACCL_SIMT_FN bool aborted() const { return aborted_; }
 
@@ -196,13 +203,13 @@ class CudaPrims {
       return;
     }
     // 2. data, then barrier B: data ready.
-    if (proto_ == kProtoSimple) {
+    if (proto() == kProtoSimple) {
       if (dataTid_ >= 0) moveSimple(what, in, out, n);
       convergeWarp();
       if (dedicated_ && !peerThread_) simt::barArrive(barB_, nThreads_);
       else simt::barSync(barB_, nThreads_);
     } else {
-      if (dataTid_ >= 0) ok = proto_ == kProtoLL ? moveLL(what, in, out, n) : moveLL128(what, in, out, n);
+      if (dataTid_ >= 0) ok = proto() == kProtoLL ? moveLL(what, in, out, n) : moveLL128(what, in, out, n);
       convergeWarp();
       if (simt::barSyncOr(barB_, nThreads_, !ok)) {
         aborted_ = true;
@@ -233,7 +240,7 @@ class CudaPrims {
 
   ACCL_SIMT_FN bool waitPeer(unsigned what) const {
     if (myPeer_ < nRecv_) {
-      if (!(what & kRecv) || proto_ != kProtoSimple) return true;  // LL/LL128: data lanes poll the flags
+      if (!(what & kRecv) || proto() != kProtoSimple) return true;  // LL/LL128: data lanes poll the flags
       const uint64_t* tail = myWait_;
       const uint64_t need = recvStepOf(myPeer_);
       return simt::spinUntil([&] { return simt::loadAcquire(tail) > need; }, abortFlag_);
@@ -250,8 +257,8 @@ class CudaPrims {
   // written, with kFifoStepLL128.
   ACCL_SIMT_FN uint32_t stepInfoOf(size_t n) const {
     const size_t bytes = n * sizeof(T);
-    if (proto_ == kProtoLL) return fifoStepInfo((bytes + 7) / 8 * 16, true);
-    if (proto_ == kProtoLL128) {
+    if (proto() == kProtoLL) return fifoStepInfo((bytes + 7) / 8 * 16, true);
+    if (proto() == kProtoLL128) {
       const size_t lines = (bytes + kLL128LineDataBytes - 1) / kLL128LineDataBytes;
       const size_t groups = (lines + simt::kLL128LinesPerWarp - 1) / simt::kLL128LinesPerWarp;
       return uint32_t(groups * simt::kLL128LinesPerWarp * simt::kLL128LineBytes) | kFifoStepLL128;

@@ -8,10 +8,15 @@
 // CUDA backend: the schedules of src/algos run over it unchanged, dispatched and wired by the
 // skeleton every backend shares (algos/coll_dispatch.h) with the function and algorithm fixed by
 // the id; CudaCollExec below is this backend's side of that skeleton. Items are decoded by the
-// one work-item codec (backend/cuda/work_codec.h). CudaPrims takes the protocol
-// at run time, so the three protocol ids of a (collective, op, type, algorithm) share one
-// instantiation (kInstProto below): the table still has one entry per protocol; when the Prims
-// take the protocol as a template parameter, instantiating per protocol is a one-line change.
+// one work-item codec (backend/cuda/work_codec.h).
+//
+// Protocols: under nvcc every id has its own instance, its Prims compiled for its protocol alone
+// (CudaPrims' kProto): no protocol branch in the step loop, and registers (hence the callee saves
+// at the function's entry and exit) only for the path it runs -- issue 18 fault 8, see
+// docs/kernel_report.md. The CPU builds (the virtual GPU's kernel table, unit tests on the SIMT
+// harness) instantiate one function per (collective, op, type, algorithm) that takes the
+// protocol from the item at run time (devInstanceOf): the same code with the protocol a variable,
+// at a third of the host compile time.
 #pragma once
 
 #if defined(__CUDACC__)
@@ -54,8 +59,16 @@ ACCL_HOST_DEVICE constexpr int devFuncGroup(int id) {
   }
 }
 
-// The id whose instantiation serves `id` (same key, protocol Simple: see the header comment).
+#if defined(__CUDACC__)
+constexpr bool kDevInstancePerProto = true;
+#else
+constexpr bool kDevInstancePerProto = false;
+#endif
+
+// The id whose instantiation serves `id`: itself under nvcc; on the CPU, the key's Simple id,
+// which serves all three protocols (see the header comment).
 ACCL_HOST_DEVICE constexpr int devInstanceOf(int id) {
+  if (kDevInstancePerProto) return id;
   const DevFuncKey k = devFuncKey(id);
   return devFuncId(k.coll, k.op, k.type, k.algo, kProtoSimple);
 }
@@ -90,7 +103,7 @@ ACCL_SIMT_FN void devRaise(const DevComm& comm, uint32_t code, uint32_t detail) 
 // The CUDA side of the skeleton's Exec contract (algos/coll_dispatch.h): connections found by
 // role in the channel's device table, a CudaPrims per phase (one peer each way on a ring), and a
 // missing connection or schedule raised as a kernel error naming function id `id`.
-template <class T, class Op>
+template <class T, class Op, int kProto>
 class CudaCollExec {
  public:
   using Args = CudaPrimsArgs;
@@ -102,7 +115,8 @@ class CudaCollExec {
     Args a;
     a.input = item_.sendbuff;
     a.output = item_.recvbuff;
-    a.proto = static_cast<ProtoId>(devFuncKey(item_.funcId).proto);  // the item's own protocol
+    // The instance's protocol, or the item's where one instance serves all three.
+    a.proto = static_cast<ProtoId>(kProto == kAnyProto ? int(devFuncKey(item_.funcId).proto) : kProto);
     a.abortFlag = comm_.abortFlag;
     return a;
   }
@@ -123,8 +137,8 @@ class CudaCollExec {
     return true;
   }
   template <int kMaxRecv, int kMaxSend>
-  ACCL_SIMT_FN CudaPrims<T, Op, kMaxRecv, kMaxSend> prims(const Args& a) const {
-    return CudaPrims<T, Op, kMaxRecv, kMaxSend>(a, op_);
+  ACCL_SIMT_FN CudaPrims<T, Op, kMaxRecv, kMaxSend, kProto> prims(const Args& a) const {
+    return CudaPrims<T, Op, kMaxRecv, kMaxSend, kProto>(a, op_);
   }
   template <class P>
   ACCL_SIMT_FN bool finish(P& p) const {
@@ -155,7 +169,8 @@ ACCL_DEV_FN bool devRun(const DevWorkItem& item, const DevChannel& ch, const Dev
   const auto op = devOpFunctor<T, k.op>(item);
   using Op = std::decay_t<decltype(op)>;
   const CollWork w = decodeCollItem(item);
-  CudaCollExec<T, Op> exec(item, ch, comm, op, Id);
+  constexpr int kProto = kDevInstancePerProto ? int(k.proto) : kAnyProto;
+  CudaCollExec<T, Op, kProto> exec(item, ch, comm, op, Id);
   const RingView ring{ch.nRanks, ch.ringIndex, ch.ringUserRanks};
   return runCollWork<k.algo, k.coll>(exec, w, ring, ch.tree);
 }
