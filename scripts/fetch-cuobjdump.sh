@@ -4,10 +4,13 @@
 # src/backend/cuda/kernels.cmake looks for it: the test accl_libnccl_has_sm_code then lists
 # libnccl.so.2's ELF images with `cuobjdump --list-elf` (without it, a weaker fatbin check runs).
 # A toolkit installed from pip has no cuobjdump; one with cuda-cuobjdump needs none of this.
+# Also nvdisasm (nvidia-cuda-nvdisasm), which `cuobjdump -sass` runs: the test
+# accl_kernel_report_check (scripts/kernel-report.py --check) needs both.
 #
 # Optional and quick: does nothing without nvcc or when the binary is already there, and never
 # fails the caller (no pip, no network: it says so and exits 0).
 #   ACCL_CUOBJDUMP_WHEEL=/path/to/nvidia_cuda_cuobjdump-*.whl  use a wheel already on disk
+#   ACCL_NVDISASM_WHEEL=/path/to/nvidia_cuda_nvdisasm-*.whl    likewise for nvdisasm
 #   ACCL_SKIP_CUOBJDUMP=1                                      do nothing
 set -uo pipefail
 
@@ -26,7 +29,6 @@ if [[ -z "$major" ]]; then
   exit 0
 fi
 dest=${ACCL_CUOBJDUMP_DIR:-${HOME}/.cache/accl/cuobjdump-cu${major}}
-[[ -x "$dest/bin/cuobjdump" ]] && exit 0  # already in place
 
 python=$(command -v python3 || command -v python || true)
 if [[ -z "$python" ]]; then
@@ -37,26 +39,29 @@ fi
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 
-wheel=${ACCL_CUOBJDUMP_WHEEL:-}
-if [[ -z "$wheel" ]]; then
-  if ! "$python" -m pip download --quiet --no-deps --only-binary=:all: --retries 1 --timeout 30 --dest "$work" \
-      "nvidia-cuda-cuobjdump==${major}.*" >&2; then
-    say "pip download failed; the sm-code test uses its weaker check"
-    exit 0
+# fetch TOOL PACKAGE WHEEL_OVERRIDE: puts the wheel's nvidia/*/bin/TOOL at $dest/bin/TOOL; returns
+# non-zero (having said why) when it cannot.
+fetch() {
+  local tool=$1 package=$2 wheel=$3
+  [[ -x "$dest/bin/$tool" ]] && return 0  # already in place
+  if [[ -z "$wheel" ]]; then
+    if ! "$python" -m pip download --quiet --no-deps --only-binary=:all: --retries 1 --timeout 30 \
+        --dest "$work/$tool" "${package}==${major}.*" >&2; then
+      say "pip download of $package failed"
+      return 1
+    fi
+    wheel=$(ls "$work/$tool"/*.whl 2>/dev/null | head -n 1)
   fi
-  wheel=$(ls "$work"/nvidia_cuda_cuobjdump-*.whl 2>/dev/null | head -n 1)
-fi
-if [[ ! -f "$wheel" ]]; then
-  say "no wheel found ($wheel); the sm-code test uses its weaker check"
-  exit 0
-fi
-
-# Only the binary: nvidia/cu<major>/bin/cuobjdump (nvidia/cuda_cuobjdump/bin/ in older wheels).
-if ! "$python" - "$wheel" "$work/out/bin/cuobjdump" <<'PYEOF'
+  if [[ ! -f "$wheel" ]]; then
+    say "no $package wheel found ($wheel)"
+    return 1
+  fi
+  # Only the binary: nvidia/cu<major>/bin/TOOL (nvidia/cuda_<tool>/bin/ in older wheels).
+  if ! "$python" - "$wheel" "$work/out/$tool" "$tool" <<'PYEOF'
 import os, stat, sys, zipfile
-wheel, target = sys.argv[1], sys.argv[2]
+wheel, target, tool = sys.argv[1], sys.argv[2], sys.argv[3]
 with zipfile.ZipFile(wheel) as z:
-    names = [n for n in z.namelist() if n.startswith("nvidia/") and n.endswith("/bin/cuobjdump")]
+    names = [n for n in z.namelist() if n.startswith("nvidia/") and n.endswith("/bin/" + tool)]
     if not names:
         sys.exit(1)
     os.makedirs(os.path.dirname(target), exist_ok=True)
@@ -64,16 +69,19 @@ with zipfile.ZipFile(wheel) as z:
         dst.write(src.read())
     os.chmod(target, os.stat(target).st_mode | stat.S_IXUSR | stat.S_IXGRP | stat.S_IXOTH)
 PYEOF
-then
-  say "no cuobjdump in $wheel; the sm-code test uses its weaker check"
-  exit 0
-fi
-if ! "$work/out/bin/cuobjdump" --version >/dev/null 2>&1; then
-  say "the cuobjdump from $wheel does not run here; the sm-code test uses its weaker check"
-  exit 0
-fi
+  then
+    say "no $tool in $wheel"
+    return 1
+  fi
+  if ! "$work/out/$tool" --version >/dev/null 2>&1; then
+    say "the $tool from $wheel does not run here"
+    return 1
+  fi
+  mkdir -p "$dest/bin"
+  mv "$work/out/$tool" "$dest/bin/$tool.tmp.$$" && mv "$dest/bin/$tool.tmp.$$" "$dest/bin/$tool"
+  say "$tool is in $dest/bin"
+}
 
-mkdir -p "$(dirname "$dest")"
-rm -rf "$dest.tmp.$$"
-mv "$work/out" "$dest.tmp.$$" && rm -rf "$dest" && mv "$dest.tmp.$$" "$dest"
-say "cuobjdump is in $dest/bin"
+fetch cuobjdump nvidia-cuda-cuobjdump "${ACCL_CUOBJDUMP_WHEEL:-}" || say "the sm-code test uses its weaker check"
+fetch nvdisasm nvidia-cuda-nvdisasm "${ACCL_NVDISASM_WHEEL:-}" || say "the kernel-report check is skipped"
+exit 0

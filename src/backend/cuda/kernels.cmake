@@ -45,4 +45,18 @@ if(ACCL_BUILD_TESTS)
            COMMAND ${CMAKE_COMMAND} "-DCUOBJDUMP=${ACCL_CUOBJDUMP}" -DLIBRARY=$<TARGET_FILE:nccl>
                    "-DARCHS=${ACCL_CUDA_ARCHITECTURES}" -P ${CMAKE_CURRENT_LIST_DIR}/check_sm_code.cmake)
   set_tests_properties(accl_libnccl_has_sm_code PROPERTIES LABELS unit TIMEOUT 120 SKIP_REGULAR_EXPRESSION "SKIPPED: ")
+  # Issue 18's kernel gate (scripts/kernel-report.py --check, docs/kernel_report.md): sm_90 ring
+  # all-reduce float sum has no local-memory access inside a loop and no connection metadata
+  # loaded inside its step loops, and no more LDL+STL than NVIDIA's function per protocol.
+  # Needs cuobjdump and nvdisasm (scripts/fetch-cuobjdump.sh) and NVIDIA's libnccl.so.2 from the
+  # toolkit; skipped without them, or when sm_90 is not built.
+  find_file(ACCL_NVIDIA_NCCL libnccl.so.2 HINTS ${CUDAToolkit_LIBRARY_ROOT}/lib ${CUDAToolkit_LIBRARY_DIR}
+            /usr/local/cuda/lib /usr/local/cuda/lib64 NO_DEFAULT_PATH)
+  find_package(Python3 COMPONENTS Interpreter QUIET)
+  if(Python3_Interpreter_FOUND AND ACCL_NVIDIA_NCCL AND "90" IN_LIST ACCL_CUDA_ARCHITECTURES)
+    add_test(NAME accl_kernel_report_check
+             COMMAND ${Python3_EXECUTABLE} ${PROJECT_SOURCE_DIR}/scripts/kernel-report.py --accl $<TARGET_FILE:nccl>
+                     --nccl ${ACCL_NVIDIA_NCCL} --arch sm_90 --no-ptxas --check --skip-without-tools)
+    set_tests_properties(accl_kernel_report_check PROPERTIES LABELS unit TIMEOUT 300 SKIP_REGULAR_EXPRESSION "SKIPPED: ")
+  endif()
 endif()
