@@ -5,8 +5,8 @@
 // Every thread of the group runs the schedule (src/algos) with the same arguments, so all of
 // them take the same steps. Roles inside the group (fixed when the Prims is built):
 //
-//   peer warps  the last min(peers, warps - 1) warps. Peer p (receive peers first, then send
-//               peers) belongs to one lane of one peer warp: that lane waits for its peer
+//   peer warp   the group's last warp, when the Prims has peers. Peer p (receive peers first,
+//               then send peers) belongs to its lane p: that lane waits for its peer
 //               (Simple receive: `tail` > step; every send: a free slot, `head` + kFifoSteps >
 //               step) and later posts for it (send: a system-scope release store of `tail`;
 //               receive: a release store of `head`).
@@ -44,6 +44,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
+#include <type_traits>
 
 #include "device/common/topology_view.h"
 #include "device/common/ids.h"
@@ -128,7 +129,10 @@ class CudaPrims {
     const int warp = tid_ / simt::kWarpSize, lane = tid_ % simt::kWarpSize;
     dedicated_ = nWarps_ >= 2;
     if (dedicated_) {
-      const int peerWarps = peers < nWarps_ - 1 ? peers : nWarps_ - 1;
+      // One warp holds every peer lane (at most 2 x kMaxTreeChildren peers, a lane each; their
+      // spins are independent under independent thread scheduling): the other warps move data
+      // (issue 18 fault 8: a warp per peer left 2 of 16 warps idle on a ring, 4 of 16 on a tree).
+      const int peerWarps = peers > 0 ? 1 : 0;
       dataWarps_ = nWarps_ - peerWarps;
       const int fromLast = nWarps_ - 1 - warp;  // peer warp index, counted from the group's end
       peerThread_ = fromLast < peerWarps;
@@ -358,13 +362,23 @@ class CudaPrims {
     return p;
   }
 
-  // A whole 16-byte-aligned packet moves as one vector; anything else element by element.
+  // A whole packet moves as one 16-byte vector when its address allows, else (1- and 2-byte
+  // types) as 8- or 4-byte words: byte-typed copies (the copy collectives, point-to-point) of a
+  // user buffer that is not 16-byte aligned would otherwise take one load per byte (issue 18
+  // fault 8). Wider types and partial packets go element by element.
   template <int kElems>
   ACCL_SIMT_FN static void loadElems(T* dst, const T* src, int cnt) {
-    if (kElems * sizeof(T) == 16 && cnt == kElems && reinterpret_cast<uintptr_t>(src) % 16 == 0) {
-      simt::Vec16 v = simt::load16(src);
-      memcpy(dst, &v, 16);
-      return;
+    if constexpr (kElems * sizeof(T) == 16) {
+      if (cnt == kElems) {
+        const uintptr_t at = reinterpret_cast<uintptr_t>(src);
+        if (at % 16 == 0) {
+          simt::Vec16 v = simt::load16(src);
+          memcpy(dst, &v, 16);
+          return;
+        }
+        if (sizeof(T) < 4 && at % 8 == 0) return copyWords<8, true>(dst, src);
+        if (sizeof(T) < 4 && at % 4 == 0) return copyWords<4, true>(dst, src);
+      }
     }
     ACCL_PRIMS_UNROLL
     for (int j = 0; j < kElems; ++j) {
@@ -374,16 +388,37 @@ class CudaPrims {
   }
   template <int kElems>
   ACCL_SIMT_FN static void storeElems(T* dst, const T* src, int cnt) {
-    if (kElems * sizeof(T) == 16 && cnt == kElems && reinterpret_cast<uintptr_t>(dst) % 16 == 0) {
-      simt::Vec16 v;
-      memcpy(&v, src, 16);
-      simt::store16(dst, v);
-      return;
+    if constexpr (kElems * sizeof(T) == 16) {
+      if (cnt == kElems) {
+        const uintptr_t at = reinterpret_cast<uintptr_t>(dst);
+        if (at % 16 == 0) {
+          simt::Vec16 v;
+          memcpy(&v, src, 16);
+          simt::store16(dst, v);
+          return;
+        }
+        if (sizeof(T) < 4 && at % 8 == 0) return copyWords<8, false>(dst, src);
+        if (sizeof(T) < 4 && at % 4 == 0) return copyWords<4, false>(dst, src);
+      }
     }
     ACCL_PRIMS_UNROLL
     for (int j = 0; j < kElems; ++j) {
       if (j >= cnt) break;
       dst[j] = src[j];
+    }
+  }
+  // 16 bytes as kWord-byte words; the user's side (`src` when kSrcAligned, else `dst`) is
+  // kWord-aligned, the other is the packet in registers.
+  template <int kWord, bool kSrcAligned>
+  ACCL_SIMT_FN static void copyWords(T* dst, const T* src) {
+    using Word = std::conditional_t<kWord == 8, uint64_t, uint32_t>;
+    const char* from = reinterpret_cast<const char*>(kSrcAligned ? __builtin_assume_aligned(src, kWord) : src);
+    char* to = reinterpret_cast<char*>(kSrcAligned ? static_cast<void*>(dst) : __builtin_assume_aligned(dst, kWord));
+    ACCL_PRIMS_UNROLL
+    for (int k = 0; k < 16 / kWord; ++k) {
+      Word w;
+      memcpy(&w, from + k * kWord, kWord);
+      memcpy(to + k * kWord, &w, kWord);
     }
   }
 
