@@ -14,8 +14,9 @@ src/backend/cuda/kernels/dev_run.h):
   LDL, STL  local-memory load / store instructions in the SASS (cuobjdump -sass), and their sum
   in_loops  of those, how many sit inside a loop (natural loops of the SASS control-flow graph)
   meta64    plain 64-bit loads (LD/LDG .64, not strong or volatile) inside step loops, the loops with
-            a barrier: connection metadata (pointers, sizes) read per step; data moves in 128-bit
-            packets or the type's elements, FIFO counters and flags with strong loads
+            a barrier: in a float function, connection metadata (pointers, sizes) read per step;
+            data moves in 128-bit packets or 32-bit elements, FIFO counters and flags with strong
+            loads
   instrs    SASS instructions
 Then, with --nccl, the same figures for NVIDIA's function of the same (collective, op, type,
 algorithm, protocol) — ncclDevFunc_AllReduce_Sum_f32_RING_SIMPLE and the like; accl's devRun serves
@@ -289,9 +290,10 @@ TARGET = re.compile(r"\b0x([0-9a-f]+)\b")
 # Instructions that end a basic block; BRA/BRX/JMP/JMX jump, EXIT/RET/KILL leave (unless predicated).
 JUMPS = ("BRA", "BRX", "JMP", "JMX")
 LEAVES = ("EXIT", "RET", "KILL")
-# A load of metadata (pointers, 64-bit sizes and counters): a plain 64-bit generic or global load.
-# Data moves as 128-bit packets or elements of the type (32 bits for float), and the FIFO's
-# counters and flags are read with strong (volatile/acquire) loads.
+# A load of metadata (pointers, 64-bit sizes and counters) in a float function: a plain 64-bit
+# generic or global load. Data moves as 128-bit packets or 32-bit elements, and the FIFO's
+# counters and flags are read with strong (volatile/acquire) loads. (1- and 2-byte functions also
+# move 8-byte-aligned user data as 64-bit words: the figure is exact for float only.)
 WEAK_LOAD_OPS = ("LD", "LDG")
 STRONG_MODS = (".STRONG", ".VOLATILE", ".CONSTANT", ".MMIO")
 
