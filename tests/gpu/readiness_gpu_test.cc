@@ -1,13 +1,18 @@
 // What a first GPU run would show of the GPU-readiness faults (issue 18), as tests of the public
 // API: two streams alternating on one communicator, a graph captured in global mode and replayed,
 // suspend and resume between collectives, a communicator destroyed while another's kernel waits
-// for the destroying thread, and the caller's current device after a collective.
+// for the destroying thread, the caller's current device after a collective, and more than 16
+// channels when asked.
 // Every value is closed-form. They run on a real GPU (label gpu) and on the virtual GPU (label
 // vgpu, tests/gpu/CMakeLists.txt says which are expected to fail until issue 18 fixes them).
 #include <gtest/gtest.h>
 
+#include <unistd.h>
+
 #include <atomic>
 #include <chrono>
+#include <cstdio>
+#include <fstream>
 #include <string>
 #include <thread>
 #include <vector>
@@ -19,6 +24,15 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 constexpr auto kLimit = std::chrono::seconds(60);
+
+// Re-reads NCCL_DEBUG* (deprecated in NCCL, but the only public way to point a running process's
+// log elsewhere).
+void reloadLogSettings() {
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wdeprecated-declarations"
+  ncclResetDebugInit();
+#pragma GCC diagnostic pop
+}
 
 class GpuReadiness : public CudaBackendTest {};
 
@@ -300,6 +314,79 @@ TEST_F(GpuReadiness, CollectiveLeavesTheCallersDeviceCurrent) {
   ASSERT_EQ(cudaSetDevice(0), cudaSuccess);
   ASSERT_EQ(set.waitAll(kLimit), "");
   EXPECT_EQ(checkSums(b, 1, 0, 0, 1031), "");
+}
+
+// Fault 8: channels were capped at 16, where NCCL's rings on an H100 use up to 32. On a GPU with
+// room for them, two ranks asked for 24 (NCCL_MIN_NCHANNELS = NCCL_MAX_NCHANNELS = 24) get 24;
+// asked for at least 64 (NCCL accepts up to 64) they get 32, the cap. Every all-reduce is spread
+// over all of the communicator's channels (per-call minCTAs = 64, bounded by what the communicator
+// has): the COLL lines say how many, and the sums must stay right. The log goes to a file for the
+// test, re-read with ncclResetDebugInit.
+std::string runOnChannels(int minCh, int maxCh, int want, const std::string& log) {
+  const std::string asked =
+      "NCCL_MIN_NCHANNELS=" + std::to_string(minCh) + " NCCL_MAX_NCHANNELS=" + std::to_string(maxCh);
+  ScopedEnv env;
+  env.set("NCCL_MIN_NCHANNELS", std::to_string(minCh));
+  env.set("NCCL_MAX_NCHANNELS", std::to_string(maxCh));
+  env.set("NCCL_DEBUG", "INFO");
+  env.set("NCCL_DEBUG_SUBSYS", "INIT,COLL");
+  env.set("NCCL_DEBUG_FILE", log);
+  reloadLogSettings();
+  constexpr int kRanks = 2;
+  constexpr size_t kCount = 32 * 1024 + 7;  // a partial slice on the last channel
+  {
+    CommSet set(kRanks);
+    if (set.initResult() != ncclSuccess) return "init: " + ncclText(set.initResult());
+    std::vector<Buffers> bufs(kRanks);
+    for (int r = 0; r < kRanks; ++r) {
+      const std::string up = upload(bufs[r], r, 0, kCount);
+      if (!up.empty()) return up;
+    }
+    ncclCollConfig_t every = NCCL_COLLCONFIG_INITIALIZER;
+    every.minCTAs = 64;
+    ncclResult_t res = ncclGroupStart();
+    for (int r = 0; r < kRanks && res == ncclSuccess; ++r)
+      res = ncclAllReduceConfig(bufs[r].in[0], bufs[r].out[0], kCount, ncclFloat32, ncclSum, set.comm(r),
+                                set.stream(r), &every);
+    const ncclResult_t end = ncclGroupEnd();
+    if (res != ncclSuccess || end != ncclSuccess) return "all-reduce: " + ncclText(res != ncclSuccess ? res : end);
+    const std::string waited = set.waitAll(kLimit);
+    if (!waited.empty()) return waited;
+    for (int r = 0; r < kRanks; ++r) {
+      const std::string sums = checkSums(bufs[r], kRanks, r, 0, kCount);
+      if (!sums.empty()) return sums;
+    }
+  }
+  reloadLogSettings();  // closes (flushes) the log file
+  const std::string channels = " " + std::to_string(want) + " channel(s)";
+  const std::string nChannels = " nChannels " + std::to_string(want) + " ";
+  int initLines = 0, collLines = 0;
+  std::ifstream in(log);
+  for (std::string line; std::getline(in, line);) {
+    if (line.find(" channel(s), ") != std::string::npos) {
+      if (line.find(channels) == std::string::npos) return asked + ": " + line;
+      ++initLines;
+    }
+    if (line.find("NCCL INFO AllReduce: opCount") != std::string::npos) {
+      if (line.find(nChannels) == std::string::npos) return asked + ": " + line;
+      ++collLines;
+    }
+  }
+  if (initLines != 1 || collLines != kRanks)
+    return log + ": " + std::to_string(initLines) + " init and " + std::to_string(collLines) +
+           " AllReduce lines, expected 1 and " + std::to_string(kRanks);
+  return "";
+}
+
+TEST_F(GpuReadiness, MoreThanSixteenChannelsWhenAsked) {
+  int sms = 0;
+  ASSERT_EQ(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0), cudaSuccess);
+  if (sms < 64) GTEST_SKIP() << "needs 64 SMs for 2 ranks x 32 channels (ACCL_VGPU_SMS=64 on the virtual GPU)";
+  const std::string log = ::testing::TempDir() + "accl_fault8_" + std::to_string(getpid()) + ".log";
+  EXPECT_EQ(runOnChannels(24, 24, 24, log), "");
+  EXPECT_EQ(runOnChannels(64, 0, 32, log), "");  // NCCL_MAX_NCHANNELS=0: no bound
+  reloadLogSettings();  // back to the environment's own log settings
+  std::remove(log.c_str());
 }
 
 }  // namespace

@@ -5,6 +5,7 @@
 // ncclCommGetAsyncError — then through the host backend again.
 #include <gtest/gtest.h>
 
+#include <cstdlib>
 #include <memory>
 #include <string>
 #include <thread>
@@ -230,6 +231,27 @@ TEST(BackendSeam, HostCommunicatorUsesTheHostBackend) {
   EXPECT_EQ(data[999], 1.5f);
   EXPECT_GT(comm->engine->plans.bytes(), 0u);
   EXPECT_EQ(ncclCommDestroy(comm), ncclSuccess);
+}
+
+// Issue 18 fault 8 raised kMaxChannels to 32 for the CUDA backend; the host backend's channels
+// are threads and stay at one by default and at most 16, however many are asked for.
+TEST(BackendSeam, HostChannelsStayAtSixteenWhateverIsAsked) {
+  for (const char* v : {"NCCL_MIN_NCHANNELS", "NCCL_MAX_NCHANNELS"}) unsetenv(v);
+  std::unique_ptr<CommBackend> host;
+  ASSERT_EQ(createBackend(Backend::Host, EngineView(), &host), ncclSuccess);
+  CommFacts facts;
+  facts.maxCTAs = 64;  // ncclConfig_t's default
+  EXPECT_EQ(host->channelCount(facts), 1);
+  facts.minCTAs = 12;
+  EXPECT_EQ(host->channelCount(facts), 12);
+  facts.minCTAs = 24;
+  EXPECT_EQ(host->channelCount(facts), 16);
+  facts.minCTAs = 1;
+  setenv("NCCL_MIN_NCHANNELS", "64", 1);
+  EXPECT_EQ(host->channelCount(facts), 16);
+  setenv("NCCL_MAX_NCHANNELS", "5", 1);
+  EXPECT_EQ(host->channelCount(facts), 5);
+  for (const char* v : {"NCCL_MIN_NCHANNELS", "NCCL_MAX_NCHANNELS"}) unsetenv(v);
 }
 
 TEST(BackendSeam, TwoLaunchesInFlightEachWithItsOwnPlanAndStreams) {

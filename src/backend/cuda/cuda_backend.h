@@ -33,7 +33,7 @@
 // Channels: the residency rule. Blocks of ranks sharing one GPU spin on each other's flags, so
 // all of them must be resident at once: channels per rank <= SMs x blocksPerSm / ranksOnDevice
 // (blocksPerSm from the occupancy API at kKernelThreads), then NCCL_MIN/MAX_NCHANNELS, the
-// config's CTA bounds and kMaxChannels as on the host backend.
+// config's CTA bounds and kMaxChannels (32; the host backend stops at 16).
 #pragma once
 
 #include <cuda_runtime.h>

@@ -10,6 +10,14 @@
 #include "util/params.h"
 
 namespace accl {
+namespace {
+
+// Channels are threads: beyond 16 per rank they only contend for the cores (the host backend
+// kept this cap when kMaxChannels rose to 32 for the CUDA backend, so its choices do not change).
+constexpr int kHostMaxChannels = 16;
+static_assert(kHostMaxChannels <= kMaxChannels, "the engine sizes channel tables by kMaxChannels");
+
+}  // namespace
 
 HostBackend::HostBackend(EngineView view) : view_(view) {}
 
@@ -23,7 +31,7 @@ int HostBackend::channelCount(const CommFacts& facts) const {
   if (facts.minCTAs > n) n = facts.minCTAs;
   if (maxCh > 0 && n > maxCh) n = static_cast<int>(maxCh);
   if (n > facts.maxCTAs) n = facts.maxCTAs;
-  if (n > kMaxChannels) n = kMaxChannels;
+  if (n > kHostMaxChannels) n = kHostMaxChannels;
   if (n < 1) n = 1;
   return n;
 }

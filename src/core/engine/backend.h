@@ -52,7 +52,7 @@ class CommBackend {
 
   // --- Set-up, during CommEngine::create ---
   // How many channels the communicator gets (NCCL_MIN/MAX_NCHANNELS and the config's CTA bounds
-  // applied to the backend's own default), at most kMaxChannels.
+  // applied to the backend's own default), at most kMaxChannels (a backend may cap lower).
   virtual int channelCount(const CommFacts& facts) const = 0;
   // The slot layout of the FIFOs this rank receives on (NCCL_BUFFSIZE, NCCL_LL_BUFFSIZE).
   virtual FifoLayout fifoLayout() const = 0;

@@ -9,8 +9,11 @@
 
 namespace accl {
 
-// Most channels a communicator uses (plans and channel tables are sized by it).
-constexpr int kMaxChannels = 16;
+// Most channels a communicator uses (plans and channel tables are sized by it). 32: what NCCL's
+// rings reach on an H100 and what the CUDA kernel arguments describe (kArgMaxChannels). NCCL's
+// own ceiling is 64 (MAXCHANNELS); config min/maxCTAs and NCCL_MIN/MAX_NCHANNELS above 32 are
+// accepted and clamped here. A backend may cap lower (the host backend stops at 16).
+constexpr int kMaxChannels = 32;
 
 struct ChannelPeers {
   std::vector<int> ringRanks;  // rank at each ring position
