@@ -16,11 +16,26 @@
 //     bool unsupported(const CollWork& w);        // no schedule: records why, returns false
 //   };
 //
+// An Exec whose Prims run on a group of threads that it can cut in two (the CUDA backend: a
+// block's warps) may also declare
+//
+//     static constexpr bool kTreeGroups = true;
+//     bool canSplit() const;                      // false: too few threads (a single warp)
+//     int treeGroup(Args& up, Args& down) const;  // gives `up` the first half of the threads,
+//                                                 // `down` the rest, each its own barriers;
+//                                                 // returns which runs here (0 up, 1 down)
+//     bool joinGroups(bool ok) const;             // every thread: true when both groups were ok
+//
+// and the tree then runs its two phases at once, each on its own group (runTreeWork). Without
+// it (the host backend: one thread per channel) the phases run in turn.
+//
 // The function and algorithm may be fixed at compile time (the CUDA kernels instantiate one
 // function per id, so each carries only its own schedule) or left to run time (kAny: the host
 // backend). Any algorithm other than Tree runs the ring schedule, as the tuner only hands Ring,
 // Tree and the host's one-round exchange (which never reaches here) to the backends.
 #pragma once
+
+#include <type_traits>
 
 #include "algos/ring_all_gather.h"
 #include "algos/ring_all_reduce.h"
@@ -90,6 +105,13 @@ ACCL_HOST_DEVICE bool runRingWork(Exec& x, const CollWork& w, const RingView& ri
   }
 }
 
+// Whether Exec declares kTreeGroups = true (see the header comment); false when it does not say.
+template <class Exec, class = void>
+struct ExecHasTreeGroups : std::false_type {};
+template <class Exec>
+struct ExecHasTreeGroups<Exec, std::void_t<decltype(Exec::kTreeGroups)>>
+    : std::integral_constant<bool, Exec::kTreeGroups> {};
+
 template <int kFunc, class Exec>
 ACCL_HOST_DEVICE bool runTreeWork(Exec& x, const CollWork& w, const TreeView& tree) {
   if constexpr (kFunc != kAny && kFunc != kFuncAllReduce) {
@@ -110,14 +132,46 @@ ACCL_HOST_DEVICE bool runTreeWork(Exec& x, const CollWork& w, const TreeView& tr
       if (!x.addSend(up, PeerRole::kTreeParent, 0, tree.up)) return false;
       if (!x.addRecv(down, PeerRole::kTreeParent, 0, tree.up)) return false;
     }
-    // Children below, one parent above: per-peer state only for the peers each phase can have
-    // (on a GPU, registers for two Prims live at once).
-    auto upPrims = x.template prims<kMaxTreeChildren, 1>(up);
-    auto downPrims = x.template prims<1, kMaxTreeChildren>(down);
-    treeAllReduce(upPrims, downPrims, tree, w);
-    const bool upOk = x.finish(upPrims);
-    const bool downOk = x.finish(downPrims);
-    return upOk && downOk;
+    if constexpr (ExecHasTreeGroups<Exec>::value) {
+      // Threads that split: at a leaf or middle node, the reduce phase on one group and the
+      // broadcast phase on the other, at once. The root (children, no parent) cannot split, as
+      // its broadcast sends what its reduce writes: one Prims reduces each chunk and sends it
+      // straight back down. A single rank, or threads that do not split, run the phases in turn.
+      // Each phase loop has one call site (on a GPU every call site is a copy of the Prims).
+      // Every rank of the tree must decide alike (the CUDA kernel's blocks all have the same
+      // size): the root takes a chunk's contributions only once it can send that chunk's result,
+      // so a child that ran its phases in turn, not reading results until its reduce is done,
+      // would wait on the root for ever after 2 x kFifoSteps chunks.
+      const bool split = x.canSplit() && (tree.up >= 0 || tree.nDown() > 0);
+      if (split && tree.up < 0) {
+        typename Exec::Args root = up;  // receives from the children; sends to them too
+        for (int i = 0; i < down.nSend; ++i) root.send[root.nSend++] = down.send[i];
+        auto rootPrims = x.template prims<kMaxTreeChildren, kMaxTreeChildren>(root);
+        treeRootReduceBroadcast(rootPrims, w);
+        return x.finish(rootPrims);
+      }
+      const int group = split ? x.treeGroup(up, down) : -1;  // -1: both phases, in turn
+      bool ok = true;
+      if (group != 1) {
+        auto upPrims = x.template prims<kMaxTreeChildren, 1>(up);
+        treeReduceUp(upPrims, tree, w);
+        ok = x.finish(upPrims);
+      }
+      if (group != 0) {
+        auto downPrims = x.template prims<1, kMaxTreeChildren>(down);
+        treeBroadcastDown(downPrims, tree, w);
+        ok = x.finish(downPrims) && ok;
+      }
+      return split ? x.joinGroups(ok) : ok;
+    } else {
+      // Children below, one parent above: per-peer state only for the peers each phase can have.
+      auto upPrims = x.template prims<kMaxTreeChildren, 1>(up);
+      auto downPrims = x.template prims<1, kMaxTreeChildren>(down);
+      treeAllReduce(upPrims, downPrims, tree, w);
+      const bool upOk = x.finish(upPrims);
+      const bool downOk = x.finish(downPrims);
+      return upOk && downOk;
+    }
   }
 }
 

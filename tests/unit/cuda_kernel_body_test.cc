@@ -199,6 +199,68 @@ std::string runMixedLaunch(int n, ProtoId proto, size_t count, unsigned mask = 1
   return net.checkSteps();
 }
 
+// One tree all-reduce on an n-rank chain (root 0), `blockDim` threads per rank, in place (the
+// result written over the contribution) or not, against closed-form sums.
+std::string runTreeLaunch(int n, ProtoId proto, size_t count, bool inPlace, int blockDim) {
+  TestNet net(n);
+  const std::vector<DevFn> table = cpuTable();
+  std::vector<int> ringRanks(n);
+  for (int r = 0; r < n; ++r) ringRanks[r] = r;
+  uint32_t abortFlag = 0;
+  const size_t chunkF = primsChunkCapacity(*net.sendEnd(0, 0), proto, 1) / sizeof(float);
+  std::vector<std::vector<float>> in(n), out(n);
+  std::vector<RankState> ranks(n);
+  for (int r = 0; r < n; ++r) {
+    in[r].resize(count);
+    for (size_t i = 0; i < count; ++i) in[r][i] = contribution<float>(r, i);
+    out[r].assign(count, -1.f);
+    wire(net, n, r, ringRanks, &abortFlag, &ranks[r]);
+    Plan plan;
+    plan.reset(1);
+    plan.nChannelsUsed = 1;
+    PlanItem it;
+    float* dst = inPlace ? in[r].data() : out[r].data();
+    it.coll = collWork(kFuncAllReduce, kAlgoTree, proto, ncclFloat32, in[r].data(), dst, count, chunkF);
+    plan.channels[0].push_back(it);
+    PackOptions opts;
+    opts.subset = false;
+    if (packPlan(plan, opts, &ranks[r].packed) != ncclSuccess) return "packPlan failed";
+  }
+  std::string err = net.launch([&] {
+    RankState& s = ranks[simt::blockIndex()];
+    devRunChannel(s.packed.args.header, s.packed.items(), s.comm, 0, table.data());
+  }, blockDim);
+  if (!err.empty()) return err;
+  for (int r = 0; r < n; ++r) {
+    if (ranks[r].error != 0) return "rank " + std::to_string(r) + " error word " + std::to_string(ranks[r].error);
+    const std::vector<float>& got = inPlace ? in[r] : out[r];
+    for (size_t i = 0; i < count; ++i)
+      if (got[i] != closedFormSum<float>(n, i))
+        return "rank " + std::to_string(r) + " element " + std::to_string(i) + " = " + std::to_string(got[i]) +
+               ", expected " + std::to_string(closedFormSum<float>(n, i));
+  }
+  return net.checkSteps();
+}
+
+// A 3-rank chain (root, middle node, leaf) with more chunks than two FIFOs hold. With two or more
+// warps the root reduces and broadcasts each chunk in one step, and so stops taking
+// contributions once kFifoSteps results wait unread at its child: the launch completes only if
+// the middle node and the leaf run their broadcast phase on their own warps while their reduce
+// phase still streams (a node that ran the phases in turn would wait on the root for ever). One
+// warp per block runs the phases in turn on every rank.
+TEST(CudaKernelBodyTree, ThreeRankChainRunsBothPhasesAtOnce) {
+  for (ProtoId proto : {kProtoLL, kProtoLL128, kProtoSimple}) {
+    const size_t chunkF = primsChunkCapacity(*TestNet(1).sendEnd(0, 0), proto, 1) / sizeof(float);
+    const size_t count = chunkF * (2 * kFifoSteps + 3) + 7;
+    for (int blockDim : {32, 64, 96})
+      for (bool inPlace : {false, true}) {
+        SCOPED_TRACE(std::string("proto ") + primstest::protoName(proto) + ", " + std::to_string(blockDim) + " threads, " +
+                     (inPlace ? "in place" : "out of place"));
+        EXPECT_EQ(runTreeLaunch(3, proto, count, inPlace, blockDim), "");
+      }
+  }
+}
+
 class CudaKernelBody : public ::testing::TestWithParam<std::tuple<int, ProtoId>> {};
 
 // Every rank lists its receive before its send and each transfer needs more FIFO steps than the

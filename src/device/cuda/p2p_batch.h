@@ -34,7 +34,8 @@ struct CudaP2pTransfer {
   ProtoId proto = kProtoSimple;
 };
 
-// Named barriers of the two groups (0 is __syncthreads; a collective's Prims use 1 and 2).
+// Named barriers of the two groups (0 is __syncthreads; a collective's Prims use 1 and 2, and a
+// tree's broadcast-phase group 3 and 4: never while a batch runs, as a block runs its items in turn).
 constexpr int kP2pSendBarrierBase = 3;
 constexpr int kP2pRecvBarrierBase = 5;
 

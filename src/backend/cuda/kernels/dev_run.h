@@ -101,8 +101,9 @@ ACCL_SIMT_FN void devRaise(const DevComm& comm, uint32_t code, uint32_t detail) 
 }
 
 // The CUDA side of the skeleton's Exec contract (algos/coll_dispatch.h): connections found by
-// role in the channel's device table, a CudaPrims per phase (one peer each way on a ring), and a
-// missing connection or schedule raised as a kernel error naming function id `id`.
+// role in the channel's device table, a CudaPrims per phase (one peer each way on a ring; a tree's
+// two phases on two warp groups at once), and a missing connection or schedule raised as a
+// kernel error naming function id `id`.
 template <class T, class Op, int kProto>
 class CudaCollExec {
  public:
@@ -144,6 +145,29 @@ class CudaCollExec {
   ACCL_SIMT_FN bool finish(P& p) const {
     return !p.aborted();
   }
+
+  // The tree's phases on two warp groups of the block (algos/coll_dispatch.h): the reduce phase
+  // on warps [0, W/2) with barriers 1 and 2, the broadcast phase on [W/2, W) with 3 and 4.
+  static constexpr bool kTreeGroups = true;
+  ACCL_SIMT_FN bool canSplit() const { return simt::warpCount() >= 2; }
+  ACCL_SIMT_FN int treeGroup(Args& up, Args& down) const {
+    // The whole block first: the previous item's Simple data warps leave its last step with a
+    // bar.arrive on barrier 2, and that barrier's round completes only when its peer warps sync.
+    // A group that reused barrier 1 or 2 with its own thread count before then would join the
+    // old round (a different count: undefined on a GPU, a launch failure on the CPU harness).
+    simt::syncBlock();
+    const int half = simt::warpCount() / 2;
+    up.firstWarp = 0;
+    up.nWarps = half;
+    up.barrierBase = 1;
+    down.firstWarp = half;
+    down.nWarps = simt::warpCount() - half;
+    down.barrierBase = 3;
+    return simt::warpIndex() < half ? 0 : 1;
+  }
+  // After both groups' last step (barrier 0, the whole block): one answer for the block, and
+  // every connection step a group wrote back visible to the next item's Prims.
+  ACCL_SIMT_FN bool joinGroups(bool ok) const { return !simt::syncBlockOr(!ok); }
   ACCL_SIMT_FN bool unsupported(const CollWork&) const {
     devRaise(comm_, kDevErrNoKernel, uint32_t(id_));
     return false;
