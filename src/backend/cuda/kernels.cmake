@@ -1,7 +1,8 @@
 # The CUDA backend's kernels (src/backend/cuda/kernels/*.cu), included by the top-level
 # CMakeLists.txt after accl_obj exists. Relocatable device code in a static library whose device
 # link happens when the library is built (CUDA_RESOLVE_DEVICE_SYMBOLS): the kernel (kernel.cu)
-# calls the work-item functions of six translation units (fn_group*.cu) through a device
+# calls the work-item functions of 18 translation units (fn_group*.cu: six type groups x three
+# protocols, so that no unit takes minutes and every core works) through a device
 # function table, and libnccl.so.2 / libnccl_static.a carry the linked sm_XX image.
 #   ACCL_KERNEL_SUBSET=ON: only float32/bfloat16 sum (+ copy collectives), every algorithm and
 #   protocol (dev_func.h); a call outside it fails with ncclInvalidUsage. OFF: the full set.

@@ -42,12 +42,13 @@ namespace accl {
 using DevFn = bool (*)(const DevWorkItem& item, const DevChannel& ch, const DevComm& comm);
 
 
-// Which kernel translation unit instantiates an id (fn_<group>.cu): the copy collectives and
-// float32/bfloat16 in group 0 (so the ACCL_KERNEL_SUBSET build compiles one TU), then two types
-// per unit.
-constexpr int kDevFuncGroups = 6;
-ACCL_HOST_DEVICE constexpr int devFuncGroup(int id) {
-  const DevFuncKey k = devFuncKey(id);
+// Which kernel translation unit instantiates an id (fn_group<N>.cu, N = type group x 3 +
+// protocol): a type group is the copy collectives with float32/bfloat16 (group 0, so the
+// ACCL_KERNEL_SUBSET build compiles three small TUs), then two types per group; each protocol of
+// a group has its own TU, since every protocol id is its own instance under nvcc.
+constexpr int kDevTypeGroups = 6;
+constexpr int kDevFuncGroups = kDevTypeGroups * kNumProtos;
+ACCL_HOST_DEVICE constexpr int devTypeGroup(const DevFuncKey& k) {
   if (devCollIsCopy(k.coll)) return 0;
   switch (k.type) {
     case ncclFloat32: case ncclBfloat16: return 0;
@@ -57,6 +58,10 @@ ACCL_HOST_DEVICE constexpr int devFuncGroup(int id) {
     case ncclInt32: case ncclUint32: return 4;
     default: return 5;
   }
+}
+ACCL_HOST_DEVICE constexpr int devFuncGroup(int id) {
+  const DevFuncKey k = devFuncKey(id);
+  return devTypeGroup(k) * kNumProtos + int(k.proto);
 }
 
 #if defined(__CUDACC__)
@@ -222,13 +227,25 @@ ACCL_SIMT_FN void devFillIds(DevFn* table, std::integer_sequence<int, kIds...>) 
 }
 
 #if defined(__CUDACC__)
-// One per kernel translation unit.
+// One per kernel translation unit (kDevFuncGroups).
 __device__ void devFillGroup0(DevFn* table);
 __device__ void devFillGroup1(DevFn* table);
 __device__ void devFillGroup2(DevFn* table);
 __device__ void devFillGroup3(DevFn* table);
 __device__ void devFillGroup4(DevFn* table);
 __device__ void devFillGroup5(DevFn* table);
+__device__ void devFillGroup6(DevFn* table);
+__device__ void devFillGroup7(DevFn* table);
+__device__ void devFillGroup8(DevFn* table);
+__device__ void devFillGroup9(DevFn* table);
+__device__ void devFillGroup10(DevFn* table);
+__device__ void devFillGroup11(DevFn* table);
+__device__ void devFillGroup12(DevFn* table);
+__device__ void devFillGroup13(DevFn* table);
+__device__ void devFillGroup14(DevFn* table);
+__device__ void devFillGroup15(DevFn* table);
+__device__ void devFillGroup16(DevFn* table);
+__device__ void devFillGroup17(DevFn* table);
 
 #define ACCL_DEFINE_FILL_GROUP(G)                                             \
   __device__ void devFillGroup##G(DevFn* table) {                             \

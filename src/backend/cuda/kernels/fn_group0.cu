@@ -1,5 +1,5 @@
-// Kernel translation unit 0 of 6: the work-item functions of copy collectives, float32, bfloat16 (every built
-// collective, op, algorithm; see dev_run.cuh for the grouping and dev_func.h for the set).
+// Kernel translation unit 0 of 18: the LL work-item functions of copy collectives, float32, bfloat16 (every built
+// collective, op and algorithm; see dev_run.h for the grouping and dev_func.h for the set).
 #include "backend/cuda/kernels/dev_run.h"
 
 namespace accl {

@@ -23,6 +23,18 @@ __global__ void fillTableKernel() {
   devFillGroup3(gDevFuncTable);
   devFillGroup4(gDevFuncTable);
   devFillGroup5(gDevFuncTable);
+  devFillGroup6(gDevFuncTable);
+  devFillGroup7(gDevFuncTable);
+  devFillGroup8(gDevFuncTable);
+  devFillGroup9(gDevFuncTable);
+  devFillGroup10(gDevFuncTable);
+  devFillGroup11(gDevFuncTable);
+  devFillGroup12(gDevFuncTable);
+  devFillGroup13(gDevFuncTable);
+  devFillGroup14(gDevFuncTable);
+  devFillGroup15(gDevFuncTable);
+  devFillGroup16(gDevFuncTable);
+  devFillGroup17(gDevFuncTable);
 }
 
 __global__ void __launch_bounds__(kKernelThreads) commKernel(const __grid_constant__ KernelArgs args) {

@@ -1,0 +1,7 @@
+// Kernel translation unit 8 of 18: the Simple work-item functions of float8e4m3, float8e5m2 (sm_90) (every built
+// collective, op and algorithm; see dev_run.h for the grouping and dev_func.h for the set).
+#include "backend/cuda/kernels/dev_run.h"
+
+namespace accl {
+ACCL_DEFINE_FILL_GROUP(8)
+}  // namespace accl
