@@ -354,15 +354,14 @@ ncclResult_t CudaBackend::publishChannel(int c) {
   DevChannel& ch = channels_[c];
   const int n = view_.facts().nRanks;
   if (peers.ringConnected && n > 1 && !ch.ringSend) {
-    tablesDirty_ = true;
-    for (int r = 0; r < n; ++r) ringRanks_[size_t(c) * n + r] = peers.ringRanks[r];
+    for (int r = 0; r < n; ++r) ringRanks_[size_t(c) * n + r] = peers.ringRanks[r];  // flushed with the ends
     ch.ringIndex = peers.ringIndex;
     const RingView ring = peers.ringView();
     ACCL_CHECK(deviceConn(c, ring.rankAt(ring.index - 1), false, &ch.ringRecv));
     ACCL_CHECK(deviceConn(c, ring.rankAt(ring.index + 1), true, &ch.ringSend));
   }
   if (peers.treeConnected && !ch.treeUpSend && !ch.treeDownRecv[0]) {
-    tablesDirty_ = true;
+    tablesDirty_ = true;  // also a tree with no peer here (deviceConn marks the rest)
     ch.tree = peers.tree;
     if (peers.tree.up >= 0) {
       ACCL_CHECK(deviceConn(c, peers.tree.up, true, &ch.treeUpSend));

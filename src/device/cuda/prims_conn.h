@@ -33,13 +33,8 @@ struct PrimsConn {
   size_t ll128SlotLines = 0;   // a multiple of simt::kLL128LinesPerWarp
   uint64_t step = 0;           // this end's step counter, kept across operations
 
-  ACCL_HOST_DEVICE char* simpleSlot(uint64_t s) const { return simple + (s % kFifoSteps) * simpleSlotBytes; }
-  ACCL_HOST_DEVICE uint64_t* llSlot(uint64_t s) const { return ll + (s % kFifoSteps) * llSlotWords; }
-  ACCL_HOST_DEVICE uint64_t* ll128Slot(uint64_t s) const {
-    return ll128 + (s % kFifoSteps) * ll128SlotLines * simt::kLL128LineWords;
-  }
-  // Protocol `p`'s slot area, and the bytes from one of its slots to the next: slot s starts at
-  // slotsOf(p) + (s % kFifoSteps) * slotStrideOf(p), as simpleSlot / llSlot / ll128Slot compute.
+  // Protocol `p`'s slot area, and the bytes from one of its slots to the next: step s's slot
+  // starts at slotsOf(p) + (s % kFifoSteps) * slotStrideOf(p) (CudaPrims reads both once).
   ACCL_HOST_DEVICE char* slotsOf(ProtoId p) const {
     return p == kProtoLL ? reinterpret_cast<char*>(ll) : p == kProtoLL128 ? reinterpret_cast<char*>(ll128) : simple;
   }

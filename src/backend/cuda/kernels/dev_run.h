@@ -48,6 +48,8 @@ using DevFn = bool (*)(const DevWorkItem& item, const DevChannel& ch, const DevC
 // a group has its own TU, since every protocol id is its own instance under nvcc.
 constexpr int kDevTypeGroups = 6;
 constexpr int kDevFuncGroups = kDevTypeGroups * kNumProtos;
+static_assert(kDevFuncGroups == 18, "fn_group0..17.cu, the devFillGroup<N> declarations below and kernel.cu's "
+                                    "fillTableKernel each list every group by hand");
 ACCL_HOST_DEVICE constexpr int devTypeGroup(const DevFuncKey& k) {
   if (devCollIsCopy(k.coll)) return 0;
   switch (k.type) {
