@@ -4,7 +4,12 @@
 //
 // Mapping: volatile loads/stores are relaxed atomics (8 bytes at a time; a 16-byte vector access
 // is two of them), counters use acquire/release, fences are seq_cst thread fences. LL words are
-// single 8-byte atomics. An LL128 line is published by the flag lane with a release store after
+// single 8-byte atomics, stored with release and loaded with acquire: on the GPU an LL word's
+// value is its data, so whatever a reader does with that data is ordered after the writer's
+// reads that produced it by dependency alone (C++'s memory_order_consume, which compilers promote
+// to acquire; free on x86). Without it ThreadSanitizer would report, say, an in-place tree
+// all-reduce whose broadcast warps overwrite an element that the reduce warps read before the
+// root's result came back. The weak-memory mode keeps LL words relaxed. An LL128 line is published by the flag lane with a release store after
 // a warp barrier that follows every lane's (plain) data stores; the reader's flag lane loads the
 // flag with acquire and a warp vote orders the other lanes' (plain) data loads after it, so a
 // line is never seen partially written (the CPU stand-in for the GPU's 128-byte store
@@ -217,22 +222,35 @@ ACCL_SIMT_FN uint64_t atomicAdd64(uint64_t* p, uint64_t v) {
 
 // ---- LL -----------------------------------------------------------------------------------------
 
+namespace detail {
+// An LL word: relaxed in weak-memory mode, consume-ordered (as acquire/release) otherwise; see the
+// mapping at the top of this file.
+ACCL_SIMT_FN void llStore64(uint64_t* p, uint64_t v) {
+  if (cpu::weak::Thread* w = weakThread()) return w->storeRelaxed(p, 8, v);
+  atom(p).store(v, std::memory_order_release);
+}
+ACCL_SIMT_FN uint64_t llLoad64(const uint64_t* p) {
+  if (cpu::weak::Thread* w = weakThread()) return w->loadRelaxed(p, 8);
+  return atom(p).load(std::memory_order_acquire);
+}
+}  // namespace detail
+
 ACCL_SIMT_FN void llStoreWord(uint64_t* word, uint32_t data, uint32_t flag) {
-  storeVolatile64(word, llPack(data, flag));
+  detail::llStore64(word, llPack(data, flag));
 }
 ACCL_SIMT_FN bool llTryLoadWord(const uint64_t* word, uint32_t flag, uint32_t& data) {
-  uint64_t w = loadVolatile64(word);
+  uint64_t w = detail::llLoad64(word);
   data = llData(w);
   return llFlag(w) == flag;
 }
 
 ACCL_SIMT_FN void llStoreLine(uint64_t* line, uint64_t data, uint32_t flag) {
-  storeVolatile64(line, llPack(uint32_t(data), flag));
-  storeVolatile64(line + 1, llPack(uint32_t(data >> 32), flag));
+  detail::llStore64(line, llPack(uint32_t(data), flag));
+  detail::llStore64(line + 1, llPack(uint32_t(data >> 32), flag));
 }
 ACCL_SIMT_FN bool llTryLoadLine(const uint64_t* line, uint32_t flag, uint64_t& data) {
-  uint64_t a = loadVolatile64(line);
-  uint64_t b = loadVolatile64(line + 1);
+  uint64_t a = detail::llLoad64(line);
+  uint64_t b = detail::llLoad64(line + 1);
   data = uint64_t(llData(a)) | (uint64_t(llData(b)) << 32);
   return llFlag(a) == flag && llFlag(b) == flag;
 }
