@@ -12,11 +12,16 @@ if command -v nvcc >/dev/null 2>&1 || [[ -x /usr/local/cuda/bin/nvcc ]]; then sc
 scripts/torch-venv.sh
 # CUDA builds link the CUDA runtime shared here (the shipped default is static, see CMakeLists.txt):
 # the vgpu tests run accl's CUDA backend on the virtual GPU, which stands in for libcudart.so.13.
+# The kernels: the visible GPUs' architectures (auto); with no GPU, sm_90, the architecture the
+# virtual GPU presents (a build without kernels cannot run the vgpu tests).
+gpu=0
+if command -v nvidia-smi >/dev/null 2>&1 && nvidia-smi -L >/dev/null 2>&1; then gpu=1; fi
 if command -v nvcc >/dev/null 2>&1 || [[ -x /usr/local/cuda/bin/nvcc ]]; then
-  export CMAKE_ARGS="${CMAKE_ARGS:-} -DACCL_CUDA_RUNTIME=${ACCL_CUDA_RUNTIME:-shared}"
+  archs=${ACCL_CUDA_ARCHITECTURES:-$( ((gpu)) && echo auto || echo 90)}
+  export CMAKE_ARGS="${CMAKE_ARGS:-} -DACCL_CUDA_RUNTIME=${ACCL_CUDA_RUNTIME:-shared} -DACCL_CUDA_ARCHITECTURES=$archs"
 fi
 scripts/build.sh
 BUILD_DIR=${BUILD_DIR:-build}
 exclude="^gpu$"  # a regex: the label gpu, not vgpu
-if command -v nvidia-smi >/dev/null 2>&1 && nvidia-smi -L >/dev/null 2>&1; then exclude="__none__"; fi
+if ((gpu)); then exclude="__none__"; fi
 ctest --test-dir "$BUILD_DIR" --output-on-failure -j "${JOBS:-$(nproc)}" -LE "$exclude" "$@"

@@ -215,10 +215,15 @@ else
     find "$BUILD_DIR" -mindepth 1 -maxdepth 1 ! -name device-check -exec rm -rf {} +
   fi
   t=$(budget 90 $(( RESERVE_COPY + 60 )))
-  say "configure: cmake -G '$gen' -DACCL_WITH_CUDA=ON -DACCL_KERNEL_SUBSET=OFF -DCMAKE_BUILD_TYPE=$BUILD_TYPE (limit ${t} s)"
+  # The kernels for this machine's GPUs (what the default, auto, finds too; asked here so that a
+  # device query that fails cannot leave the check without kernels): sm_90 when nvidia-smi cannot say.
+  archs=${ACCL_CUDA_ARCHITECTURES:-$(nvidia-smi --query-gpu=compute_cap --format=csv,noheader 2>/dev/null |
+                                     tr -d '. ' | grep -E '^[0-9]+$' | sort -u | paste -sd';')}
+  archs=${archs:-90}
+  say "configure: cmake -G '$gen' -DACCL_WITH_CUDA=ON -DACCL_KERNEL_SUBSET=OFF -DACCL_CUDA_ARCHITECTURES='$archs' -DCMAKE_BUILD_TYPE=$BUILD_TYPE (limit ${t} s)"
   cfg_start=$(date +%s)
   limited "$t" cmake -S "$repo" -B "$BUILD_DIR" -G "$gen" -DCMAKE_BUILD_TYPE="$BUILD_TYPE" \
-    -DACCL_WITH_CUDA=ON -DACCL_KERNEL_SUBSET=OFF -DACCL_BUILD_TESTS=ON -DACCL_BUILD_BENCH=ON \
+    -DACCL_WITH_CUDA=ON -DACCL_KERNEL_SUBSET=OFF "-DACCL_CUDA_ARCHITECTURES=$archs" -DACCL_BUILD_TESTS=ON -DACCL_BUILD_BENCH=ON \
     ${cmake_prefix:+-DCMAKE_PREFIX_PATH="$cmake_prefix"} >"$WORK/configure.log" 2>&1
   rc=$?
   put configure_rc "$rc"
@@ -227,7 +232,7 @@ else
     tail -n 15 "$WORK/configure.log"
     put build_note "configure failed (rc $rc): $(first_line "$WORK/configure.log" 'Error|error|FATAL')"
   else
-    say "configured in $(( $(date +%s) - cfg_start )) s; $(grep -E 'accl: (CUDA backend|GoogleTest)' "$WORK/configure.log" | tr '\n' ';' | cut -c1-200)"
+    say "configured in $(( $(date +%s) - cfg_start )) s; $(grep -E 'accl: (CUDA|no GPU|GoogleTest)' "$WORK/configure.log" | tr '\n' ';' | cut -c1-200)"
     targets=(nccl accl-perf)
     if cmake --build "$BUILD_DIR" --target help 2>/dev/null | grep -q 'accl-gpu-checks'; then
       targets+=(accl-gpu-checks)

@@ -9,6 +9,10 @@
 #include "util/param_display.h"
 #include "util/params.h"
 
+#ifdef ACCL_HAVE_CUDA
+#include "backend/cuda/kernel_launch.h"
+#endif
+
 namespace {
 
 void printUsage() {
@@ -29,6 +33,13 @@ void printSummary() {
     std::printf("CUDA support: built with CUDA runtime %d.%d\n", cudart / 1000, (cudart % 1000) / 10);
   else
     std::printf("CUDA support: not built (host backend only)\n");
+#ifdef ACCL_HAVE_CUDA
+  const char* archs = accl::acclKernelArchitectures();
+  if (archs[0] != '\0')
+    std::printf("CUDA kernels: for architecture(s) %s\n", archs);
+  else
+    std::printf("CUDA kernels: none (no GPU was visible at build time; -DACCL_CUDA_ARCHITECTURES=90 builds them)\n");
+#endif
   std::printf("CUDA devices visible: %d\n", accl::cudaDeviceCount());
   accl::Backend backend;
   if (accl::selectBackend("accl-info", &backend) == ncclSuccess)

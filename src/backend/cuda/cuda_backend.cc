@@ -137,6 +137,12 @@ ncclResult_t CudaBackend::start() {
   const CommFacts& facts = view_.facts();
   device_ = facts.cudaDev;
   layout_ = view_.layout();
+  if (acclKernelArchitectures()[0] == '\0')
+    return fail(ncclInvalidUsage,
+                "comm %p rank %d: this libnccl.so.2 has no GPU kernels (built with ACCL_CUDA_ARCHITECTURES=auto on a "
+                "machine without a GPU, or none): rebuild it with -DACCL_CUDA_ARCHITECTURES=auto on this machine "
+                "or with this GPU's architecture (90 for H100/H200), or run on the host backend (ACCL_BACKEND=host)",
+                facts.comm, facts.rank);
   ACCL_CUDA_CHECK(cudaSetDevice(device_));
   ACCL_CUDA_CHECK(acclInitKernelTable());
   if (facts.processesOnMyDevice > 1) {

@@ -1,6 +1,6 @@
 // The host entry points of the CUDA kernel library (src/backend/cuda/kernels, compiled by nvcc
-// with relocatable device code): what CudaBackend calls to prepare, size and launch the kernel.
-// CUDA builds only.
+// with relocatable device code, or no_kernels.cc in a build without kernels): what CudaBackend
+// calls to prepare, size and launch the kernel. CUDA builds only.
 #pragma once
 
 #include <cuda_runtime.h>
@@ -21,5 +21,8 @@ cudaError_t acclKernelBlocksPerSm(int* blocks);
 cudaError_t acclLaunchKernel(const KernelArgs& args, cudaStream_t stream);
 // Number of ids the device table holds for this build (the host-side count, for a check).
 int acclBuiltFuncCount();
+// The GPU architectures the kernels were compiled for ("90", "80;90"); "" for a build without
+// kernels (no_kernels.cc), which runs no communicator on a GPU.
+const char* acclKernelArchitectures();
 
 }  // namespace accl

@@ -1,4 +1,5 @@
-# The CUDA backend's kernels (src/backend/cuda/kernels/*.cu), included by the top-level
+# The CUDA backend's kernels (src/backend/cuda/kernels/*.cu) for the architectures of
+# ACCL_KERNEL_ARCHS (cmake/CudaArchitectures.cmake; none: no_kernels.cc), included by the top-level
 # CMakeLists.txt after accl_obj exists. Relocatable device code in a static library whose device
 # link happens when the library is built (CUDA_RESOLVE_DEVICE_SYMBOLS): the kernel (kernel.cu)
 # calls the work-item functions of 18 translation units (fn_group*.cu: six type groups x three
@@ -14,6 +15,17 @@ if(NOT ACCL_HAVE_CUDA)
   return()
 endif()
 
+if(NOT ACCL_KERNEL_ARCHS)
+  # No architectures (cmake/CudaArchitectures.cmake): the entry points alone, no nvcc at all.
+  add_library(accl_kernels STATIC ${CMAKE_CURRENT_LIST_DIR}/kernels/no_kernels.cc)
+  target_include_directories(accl_kernels PRIVATE ${PROJECT_SOURCE_DIR}/include ${PROJECT_SOURCE_DIR}/src
+                                                  ${PROJECT_SOURCE_DIR})
+  target_compile_definitions(accl_kernels PRIVATE ACCL_HAVE_CUDA=1)
+  target_link_libraries(accl_kernels PUBLIC ${ACCL_CUDART})
+  target_link_libraries(accl_obj PUBLIC accl_kernels)
+  return()
+endif()
+
 file(GLOB ACCL_KERNEL_SOURCES CONFIGURE_DEPENDS ${CMAKE_CURRENT_LIST_DIR}/kernels/*.cu)
 add_library(accl_kernels STATIC ${ACCL_KERNEL_SOURCES})
 target_include_directories(accl_kernels PRIVATE ${PROJECT_SOURCE_DIR}/include ${PROJECT_SOURCE_DIR}/src
@@ -25,6 +37,11 @@ set_target_properties(accl_kernels PROPERTIES CUDA_SEPARABLE_COMPILATION ON CUDA
 # separately and must fit the kernel's budget.
 target_compile_options(accl_kernels PRIVATE $<$<COMPILE_LANGUAGE:CUDA>:-maxrregcount=128>)
 target_compile_definitions(accl_kernels PRIVATE ACCL_HAVE_CUDA=1)
+# kernel.cu alone names the architectures (acclKernelArchitectures), so that a change of the list
+# recompiles nothing else.
+string(REPLACE ";" " " _archs_text "${ACCL_KERNEL_ARCHS}")
+set_source_files_properties(${CMAKE_CURRENT_LIST_DIR}/kernels/kernel.cu PROPERTIES
+                            COMPILE_DEFINITIONS "ACCL_KERNEL_ARCHS_TEXT=\"${_archs_text}\"")
 if(ACCL_KERNEL_SUBSET)
   target_compile_definitions(accl_kernels PRIVATE ACCL_KERNEL_SUBSET=1)
 endif()
@@ -32,7 +49,7 @@ target_link_libraries(accl_kernels PUBLIC ${ACCL_CUDART})  # ACCL_CUDA_RUNTIME (
 target_link_libraries(accl_obj PUBLIC accl_kernels)
 
 # ctest (label unit, CUDA builds): libnccl.so.2 carries device code for every architecture of
-# ACCL_CUDA_ARCHITECTURES (`cuobjdump --list-elf` lists an sm_XX ELF per architecture; without
+# ACCL_KERNEL_ARCHS (`cuobjdump --list-elf` lists an sm_XX ELF per architecture; without
 # cuobjdump the script checks the fatbin section, see check_sm_code.cmake). A pip toolkit has no
 # cuobjdump: scripts/fetch-cuobjdump.sh puts one under ~/.cache/accl/cuobjdump-cu<major>/bin.
 if(ACCL_BUILD_TESTS)
@@ -44,7 +61,7 @@ if(ACCL_BUILD_TESTS)
   endif()
   add_test(NAME accl_libnccl_has_sm_code
            COMMAND ${CMAKE_COMMAND} "-DCUOBJDUMP=${ACCL_CUOBJDUMP}" -DLIBRARY=$<TARGET_FILE:nccl>
-                   "-DARCHS=${ACCL_CUDA_ARCHITECTURES}" -P ${CMAKE_CURRENT_LIST_DIR}/check_sm_code.cmake)
+                   "-DARCHS=${ACCL_KERNEL_ARCHS}" -P ${CMAKE_CURRENT_LIST_DIR}/check_sm_code.cmake)
   set_tests_properties(accl_libnccl_has_sm_code PROPERTIES LABELS unit TIMEOUT 120 SKIP_REGULAR_EXPRESSION "SKIPPED: ")
   # Issue 18's kernel gate (scripts/kernel-report.py --check, docs/kernel_report.md): sm_90 ring
   # all-reduce float sum has no local-memory access inside a loop and no connection metadata
@@ -54,7 +71,7 @@ if(ACCL_BUILD_TESTS)
   find_file(ACCL_NVIDIA_NCCL libnccl.so.2 HINTS ${CUDAToolkit_LIBRARY_ROOT}/lib ${CUDAToolkit_LIBRARY_DIR}
             /usr/local/cuda/lib /usr/local/cuda/lib64 NO_DEFAULT_PATH)
   find_package(Python3 COMPONENTS Interpreter QUIET)
-  if(Python3_Interpreter_FOUND AND ACCL_NVIDIA_NCCL AND "90" IN_LIST ACCL_CUDA_ARCHITECTURES)
+  if(Python3_Interpreter_FOUND AND ACCL_NVIDIA_NCCL AND "90" IN_LIST ACCL_KERNEL_ARCHS)
     add_test(NAME accl_kernel_report_check
              COMMAND ${Python3_EXECUTABLE} ${PROJECT_SOURCE_DIR}/scripts/kernel-report.py --accl $<TARGET_FILE:nccl>
                      --nccl ${ACCL_NVIDIA_NCCL} --arch sm_90 --no-ptxas --check --skip-without-tools)

@@ -78,4 +78,6 @@ cudaError_t acclLaunchKernel(const KernelArgs& args, cudaStream_t stream) {
 
 int acclBuiltFuncCount() { return devFuncCount(kDevKernelSubset); }
 
+const char* acclKernelArchitectures() { return ACCL_KERNEL_ARCHS_TEXT; }
+
 }  // namespace accl
