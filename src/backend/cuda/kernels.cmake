@@ -2,7 +2,7 @@
 # ACCL_KERNEL_ARCHS (cmake/CudaArchitectures.cmake; none: no_kernels.cc), included by the top-level
 # CMakeLists.txt after accl_obj exists. Relocatable device code in a static library whose device
 # link happens when the library is built (CUDA_RESOLVE_DEVICE_SYMBOLS): the kernel (kernel.cu)
-# calls the work-item functions of 18 translation units (fn_group*.cu: six type groups x three
+# calls the work-item functions of 21 translation units (fn_group*.cu: seven type groups x three
 # protocols, so that no unit takes minutes and every core works) through a device
 # function table, and libnccl.so.2 / libnccl_static.a carry the linked sm_XX image.
 #   ACCL_KERNEL_SUBSET=ON: only float32/bfloat16 sum (+ copy collectives), every algorithm and

@@ -48,8 +48,13 @@ ACCL_HOST_DEVICE ACCL_INLINE uint32_t roundShiftRne(uint32_t sig, uint32_t shift
 // Builds a float from a nonzero subnormal significand `man` of a narrow format whose least
 // significant bit weighs 2^lsbExp: shifts it up to a normal float.
 ACCL_HOST_DEVICE ACCL_INLINE uint32_t subnormalToFloatBits(uint32_t man, int lsbExp) {
-  int msb = 31;
-  while (!(man & (1u << msb))) --msb;
+  // The leading one by count-leading-zeros, not a loop: inside the kernels' unrolled packets a
+  // data-dependent loop per element multiplied the code that ptxas had to allocate.
+#if ACCL_DEVICE_PASS
+  int msb = 31 - __clz(int(man));
+#else
+  int msb = 31 - __builtin_clz(man);
+#endif
   int exp = lsbExp + msb;  // value = 1.xxx * 2^exp
   uint32_t frac = (man << (23 - msb)) & 0x7fffffu;
   return (uint32_t(exp + 127) << 23) | frac;
@@ -195,8 +200,27 @@ struct Fp8Format {
 using Fp8E4M3Format = Fp8Format<4, 3, false>;
 using Fp8E5M2Format = Fp8Format<5, 2, true>;
 
-ACCL_HOST_DEVICE ACCL_INLINE float fp8e4m3BitsToFloat(uint8_t v) { return Fp8E4M3Format::toFloat(v); }
-ACCL_HOST_DEVICE ACCL_INLINE float fp8e5m2BitsToFloat(uint8_t v) { return Fp8E5M2Format::toFloat(v); }
+// On the device both go through binary16, which holds every fp8 value exactly: E5M2 is the high
+// byte of a binary16 (infinities and NaNs included), and sm_89+ converts E4M3 pairs to half
+// pairs in one instruction. halfBitsToFloat makes a NaN canonical, as the host code does. Kept
+// small on purpose: the fp8 kernels convert every element of every packet, and the integer
+// version made their translation units the slowest of the build.
+ACCL_HOST_DEVICE ACCL_INLINE float fp8e4m3BitsToFloat(uint8_t v) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 890
+  unsigned int halves;
+  asm("cvt.rn.f16x2.e4m3x2 %0, %1;" : "=r"(halves) : "h"((unsigned short)v));
+  return halfBitsToFloat(uint16_t(halves & 0xffffu));
+#else
+  return Fp8E4M3Format::toFloat(v);
+#endif
+}
+ACCL_HOST_DEVICE ACCL_INLINE float fp8e5m2BitsToFloat(uint8_t v) {
+#if ACCL_DEVICE_PASS
+  return halfBitsToFloat(uint16_t(uint16_t(v) << 8));
+#else
+  return Fp8E5M2Format::toFloat(v);
+#endif
+}
 
 ACCL_HOST_DEVICE ACCL_INLINE uint8_t floatToFp8e4m3Bits(float f,
                                                          Fp8Overflow overflow = Fp8Overflow::kSatFinite) {

@@ -44,21 +44,24 @@ using DevFn = bool (*)(const DevWorkItem& item, const DevChannel& ch, const DevC
 
 // Which kernel translation unit instantiates an id (fn_group<N>.cu, N = type group x 3 +
 // protocol): a type group is the copy collectives with float32/bfloat16 (group 0, so the
-// ACCL_KERNEL_SUBSET build compiles three small TUs), then two types per group; each protocol of
-// a group has its own TU, since every protocol id is its own instance under nvcc.
-constexpr int kDevTypeGroups = 6;
+// ACCL_KERNEL_SUBSET build compiles three small TUs), then two types per group, except the fp8
+// types, one each (their reductions convert every element, and together their LL128 unit alone
+// took 259 s of CPU and 1.6 GB); each protocol of a group has its own TU, since every protocol id
+// is its own instance under nvcc.
+constexpr int kDevTypeGroups = 7;
 constexpr int kDevFuncGroups = kDevTypeGroups * kNumProtos;
-static_assert(kDevFuncGroups == 18, "fn_group0..17.cu, the devFillGroup<N> declarations below and kernel.cu's "
+static_assert(kDevFuncGroups == 21, "fn_group0..20.cu, the devFillGroup<N> declarations below and kernel.cu's "
                                     "fillTableKernel each list every group by hand");
 ACCL_HOST_DEVICE constexpr int devTypeGroup(const DevFuncKey& k) {
   if (devCollIsCopy(k.coll)) return 0;
   switch (k.type) {
     case ncclFloat32: case ncclBfloat16: return 0;
     case ncclFloat16: case ncclFloat64: return 1;
-    case ncclFloat8e4m3: case ncclFloat8e5m2: return 2;
-    case ncclInt8: case ncclUint8: return 3;
-    case ncclInt32: case ncclUint32: return 4;
-    default: return 5;
+    case ncclFloat8e4m3: return 2;
+    case ncclFloat8e5m2: return 3;
+    case ncclInt8: case ncclUint8: return 4;
+    case ncclInt32: case ncclUint32: return 5;
+    default: return 6;
   }
 }
 ACCL_HOST_DEVICE constexpr int devFuncGroup(int id) {
@@ -248,6 +251,9 @@ __device__ void devFillGroup14(DevFn* table);
 __device__ void devFillGroup15(DevFn* table);
 __device__ void devFillGroup16(DevFn* table);
 __device__ void devFillGroup17(DevFn* table);
+__device__ void devFillGroup18(DevFn* table);
+__device__ void devFillGroup19(DevFn* table);
+__device__ void devFillGroup20(DevFn* table);
 
 #define ACCL_DEFINE_FILL_GROUP(G)                                             \
   __device__ void devFillGroup##G(DevFn* table) {                             \

@@ -1,4 +1,4 @@
-// Kernel translation unit 17 of 18: the Simple work-item functions of int64, uint64 (every built
+// Kernel translation unit 17 of 21: the Simple work-item functions of int32, uint32 (every built
 // collective, op and algorithm; see dev_run.h for the grouping and dev_func.h for the set).
 #include "backend/cuda/kernels/dev_run.h"
 

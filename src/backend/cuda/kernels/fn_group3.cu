@@ -1,4 +1,4 @@
-// Kernel translation unit 3 of 18: the LL work-item functions of float16, float64 (every built
+// Kernel translation unit 3 of 21: the LL work-item functions of float16, float64 (every built
 // collective, op and algorithm; see dev_run.h for the grouping and dev_func.h for the set).
 #include "backend/cuda/kernels/dev_run.h"
 

@@ -1,4 +1,4 @@
-// Kernel translation unit 8 of 18: the Simple work-item functions of float8e4m3, float8e5m2 (sm_90) (every built
+// Kernel translation unit 8 of 21: the Simple work-item functions of float8e4m3 (sm_90) (every built
 // collective, op and algorithm; see dev_run.h for the grouping and dev_func.h for the set).
 #include "backend/cuda/kernels/dev_run.h"
 

@@ -1,4 +1,4 @@
-// Kernel translation unit 9 of 18: the LL work-item functions of int8, uint8 (every built
+// Kernel translation unit 9 of 21: the LL work-item functions of float8e5m2 (sm_90) (every built
 // collective, op and algorithm; see dev_run.h for the grouping and dev_func.h for the set).
 #include "backend/cuda/kernels/dev_run.h"
 

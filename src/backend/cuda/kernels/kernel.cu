@@ -35,6 +35,9 @@ __global__ void fillTableKernel() {
   devFillGroup15(gDevFuncTable);
   devFillGroup16(gDevFuncTable);
   devFillGroup17(gDevFuncTable);
+  devFillGroup18(gDevFuncTable);
+  devFillGroup19(gDevFuncTable);
+  devFillGroup20(gDevFuncTable);
 }
 
 __global__ void __launch_bounds__(kKernelThreads) commKernel(const __grid_constant__ KernelArgs args) {

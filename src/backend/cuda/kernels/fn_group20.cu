@@ -1,0 +1,7 @@
+// Kernel translation unit 20 of 21: the Simple work-item functions of int64, uint64 (every built
+// collective, op and algorithm; see dev_run.h for the grouping and dev_func.h for the set).
+#include "backend/cuda/kernels/dev_run.h"
+
+namespace accl {
+ACCL_DEFINE_FILL_GROUP(20)
+}  // namespace accl
