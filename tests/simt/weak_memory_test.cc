@@ -1,7 +1,8 @@
 // The CPU SIMT harness's weak-memory mode (src/device/simt/weak_memory.h): litmus tests that show
 // the mode can fail (relaxed message passing reads stale data, store buffering shows both old
 // values, a barrier is not an acquire, an LL128 line across two 128-byte segments is seen torn,
-// load buffering -- a store a load before it could have read -- fails the launch) and that what
+// read one group or four at a time, load buffering -- a store a load before it could have read --
+// fails the launch) and that what
 // the PTX model orders stays ordered for every seed; then the CUDA Prims' ring all-reduce and a
 // one-way pipeline that reuses every FIFO slot, every protocol, under several seeds.
 #include <gtest/gtest.h>
@@ -334,6 +335,56 @@ TEST(WeakMemoryLitmus, LL128LineIsWholeOnlyInsideOneAlignedSegment) {
   for (uint64_t seed : kSeeds) {
     EXPECT_EQ(ll128Torn(seed, 0), 0) << "seed " << seed;
     straddling += ll128Torn(seed, 8);  // 64 bytes past a boundary: two segments per line
+  }
+  EXPECT_GT(straddling, 0);
+}
+
+// The same with several groups per read, as the Prims' LL128 path reads them: the writer stores
+// passes of kU groups (flag = pass + 1), the reader takes each pass with ll128TryLoadLines<kU>,
+// re-polling only the groups still late. Returns the number of groups accepted torn.
+int ll128TornUnrolled(uint64_t seed, int offsetWords) {
+  constexpr int kU = 4;
+  static_assert(kRounds % kU == 0, "whole passes");
+  const int lines = kRounds * simt::kLL128LinesPerWarp;
+  std::vector<uint64_t> mem(size_t(lines + 2) * simt::kLL128LineWords, 0);
+  uint64_t* base = reinterpret_cast<uint64_t*>((reinterpret_cast<uintptr_t>(mem.data()) + 127) / 128 * 128) + offsetWords;
+  auto word = [](int line, int i) { return uint64_t(line) * 100 + uint64_t(i) + 1; };
+  std::atomic<int> torn{0};
+  const std::string err = launchWeak(seed, 2, 32, [&] {
+    const int lane = simt::laneId();
+    const int part = lane % simt::kLL128LanesPerLine;
+    const size_t stride = size_t(simt::kLL128LinesPerWarp) * simt::kLL128LineWords;  // group to group
+    for (int pass = 0; pass < kRounds / kU; ++pass) {
+      const int l0 = pass * kU * simt::kLL128LinesPerWarp + lane / simt::kLL128LanesPerLine;
+      uint64_t* line = base + size_t(l0) * simt::kLL128LineWords;
+      const uint64_t flag = uint64_t(pass) + 1;
+      if (simt::blockIndex() == 0) {
+        for (int u = 0; u < kU; ++u) {
+          const int l = l0 + u * simt::kLL128LinesPerWarp;
+          simt::ll128Store(line + u * stride, word(l, 2 * part), word(l, 2 * part + 1), flag);
+        }
+        continue;
+      }
+      simt::Vec16 v[kU] = {};
+      unsigned late = (1u << kU) - 1;
+      simt::warpSpinUntil([&] { return (late = simt::ll128TryLoadLines(line, stride, flag, late, v)) == 0; }, nullptr);
+      for (int u = 0; u < kU; ++u) {
+        const int l = l0 + u * simt::kLL128LinesPerWarp;
+        const bool bad = v[u].lo != word(l, 2 * part) ||
+                         v[u].hi != (part == simt::kLL128LanesPerLine - 1 ? flag : word(l, 2 * part + 1));
+        if (simt::ballot(bad) != 0 && lane == 0) ++torn;
+      }
+    }
+  });
+  EXPECT_EQ(err, "");
+  return torn.load();
+}
+
+TEST(WeakMemoryLitmus, LL128LinesReadFourGroupsAtOnceAreNeverAcceptedPartial) {
+  int straddling = 0;
+  for (uint64_t seed : kSeeds) {
+    EXPECT_EQ(ll128TornUnrolled(seed, 0), 0) << "seed " << seed;
+    straddling += ll128TornUnrolled(seed, 8);  // lines across two segments: the check can fail
   }
   EXPECT_GT(straddling, 0);
 }
