@@ -25,6 +25,10 @@ __global__ void ll128PingPongGlobal(LL128PingPongArgs a) { ll128PingPongKernel(a
 __global__ void ll128TryOnceGlobal(const uint64_t* lines, uint64_t flag, uint32_t* accepted) {
   ll128TryOnceKernel(lines, flag, accepted);
 }
+__global__ void ll128TryLinesOnceGlobal(const uint64_t* lines, uint64_t flag, unsigned pending, unsigned* late,
+                                        uint64_t* words) {
+  ll128TryLinesOnceKernel(lines, flag, pending, late, words);
+}
 __global__ void smokeGlobal(SmokeArgs a) { smokeKernel(a); }
 
 using gputest::AbortFlag;
@@ -129,7 +133,19 @@ SimtGpuOutcome runSimtCheckOnDevice(SimtGpuCheck check) {
       DeviceBuffer line(h.size() * 8), accepted(sizeof(uint32_t));
       cudaMemcpy(line.ptr, h.data(), h.size() * 8, cudaMemcpyHostToDevice);
       ll128TryOnceGlobal<<<1, 32>>>(line.as<uint64_t>(), 7, accepted.as<uint32_t>());
-      if (finishOrAbort(hostAbort, out)) out.errors += readErrors(accepted);
+      if (!finishOrAbort(hostAbort, out)) break;
+      out.errors += readErrors(accepted);
+      // Four groups at once (16 lines): step 8 reached groups 0 and 1 whole, three lines of
+      // group 2, nothing of group 3; every lane must be told groups 2 and 3 are late (0xc).
+      std::vector<uint64_t> g(16 * kLL128LineWords, 7);
+      for (int l = 0; l < 11; ++l) g[l * kLL128LineWords + kLL128FlagWord] = 8;
+      DeviceBuffer groups(g.size() * 8), late(32 * sizeof(unsigned)), words(32 * 4 * 2 * 8);
+      cudaMemcpy(groups.ptr, g.data(), g.size() * 8, cudaMemcpyHostToDevice);
+      ll128TryLinesOnceGlobal<<<1, 32>>>(groups.as<uint64_t>(), 8, 0xfu, late.as<unsigned>(), words.as<uint64_t>());
+      if (!finishOrAbort(hostAbort, out)) break;
+      std::vector<unsigned> lateBits(32);
+      cudaMemcpy(lateBits.data(), late.ptr, lateBits.size() * sizeof(unsigned), cudaMemcpyDeviceToHost);
+      for (unsigned bits : lateBits) out.errors += bits != 0xcu;
       break;
     }
     case SimtGpuCheck::kSmoke: {

@@ -12,6 +12,7 @@
 #include "device/common/red_ops.h"
 #include "device/cuda/cuda_prims.h"
 #include "prims_test_net.h"
+#include "ring_run.h"
 
 namespace accl {
 namespace {
@@ -20,56 +21,8 @@ namespace cpu = simt::cpu;
 using primstest::closedFormSum;
 using primstest::contribution;
 using primstest::protoName;
+using primstest::runRingAllReduce;
 using primstest::TestNet;
-
-// Runs ring all-reduce (sum) on `nranks` blocks; returns "" or what went wrong.
-template <class T>
-std::string runRingAllReduce(int nranks, ProtoId proto, size_t count, bool inPlace, int repeats = 1,
-                             int blockDim = 64) {
-  TestNet net(nranks);
-  const size_t guard = 5;
-  std::vector<std::vector<T>> in(nranks), out(nranks);
-  std::vector<int> userRanks(nranks);
-  for (int r = 0; r < nranks; ++r) userRanks[r] = r;
-  const size_t chunk = primsChunkCapacity(*net.sendEnd(0, 0), proto, sizeof(T));
-  uint32_t aborted = 0;
-
-  for (int rep = 0; rep < repeats; ++rep) {
-    for (int r = 0; r < nranks; ++r) {
-      in[r].resize(count + guard);
-      for (size_t i = 0; i < count + guard; ++i) in[r][i] = contribution<T>(r, i);
-      out[r].assign(count + guard, T(77));
-    }
-    std::string err = net.launch([&] {
-      const int r = simt::blockIndex();
-      CudaPrimsArgs args = net.ringArgs(r, in[r].data(), inPlace ? in[r].data() : out[r].data(), proto);
-      CudaPrims<T, RedSum<T>> prims(args, RedSum<T>{});
-      RingView ring{nranks, r, userRanks.data()};
-      CollWork work{};
-      work.chanOffset = 0;
-      work.chanCount = count;
-      work.chunkElems = chunk;
-      ringAllReduce(prims, ring, work);
-      if (prims.aborted()) simt::atomicAdd32(&aborted, 1);
-    }, blockDim);
-    if (!err.empty()) return err;
-    if (aborted) return "a block reported an abort";
-    for (int r = 0; r < nranks; ++r) {
-      const std::vector<T>& result = inPlace ? in[r] : out[r];
-      for (size_t i = 0; i < count; ++i)
-        if (!(result[i] == closedFormSum<T>(nranks, i)))
-          return "rank " + std::to_string(r) + " element " + std::to_string(i) + " = " +
-                 std::to_string(double(result[i])) + ", expected " +
-                 std::to_string(double(closedFormSum<T>(nranks, i)));
-      for (size_t i = count; i < count + guard; ++i) {
-        const T want = inPlace ? contribution<T>(r, i) : T(77);
-        if (!(result[i] == want))
-          return "rank " + std::to_string(r) + " guard element " + std::to_string(i) + " overwritten";
-      }
-    }
-  }
-  return net.checkSteps();  // both ends of every connection agree on the steps taken
-}
 
 // The Prims over connections laid out exactly as device/common/fifo.h lays them out (the memory
 // the transports allocate), converted with primsConnFrom.

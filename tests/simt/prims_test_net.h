@@ -21,12 +21,12 @@ namespace accl::primstest {
 struct TestConnection {
   static constexpr size_t kSimpleSlotBytes = 1024;  // 256 floats per step
   static constexpr size_t kLLSlotWords = 128;       // 512 data bytes: 128 floats
-  static constexpr size_t kLL128SlotLines = 8;      // 960 data bytes: 240 floats
+  static constexpr size_t kLL128SlotLines = 8;      // 960 data bytes: 240 floats (unless told)
 
-  TestConnection()
+  explicit TestConnection(size_t ll128SlotLines = kLL128SlotLines)
       : simple(kSimpleSlotBytes * kFifoSteps / sizeof(simt::Vec16)),
         ll(kLLSlotWords * kFifoSteps),
-        ll128(kLL128SlotLines * simt::kLL128LineWords * kFifoSteps + simt::kLL128LineWords) {
+        ll128(ll128SlotLines * simt::kLL128LineWords * kFifoSteps + simt::kLL128LineWords) {
     PrimsConn c;
     c.tail = &tail;
     c.head = &head;
@@ -37,7 +37,7 @@ struct TestConnection {
     c.ll128 = reinterpret_cast<uint64_t*>((reinterpret_cast<uintptr_t>(ll128.data()) + 127) / 128 * 128);
     c.simpleSlotBytes = kSimpleSlotBytes;
     c.llSlotWords = kLLSlotWords;
-    c.ll128SlotLines = kLL128SlotLines;
+    c.ll128SlotLines = ll128SlotLines;
     c.stepInfo = stepInfo;
     senderEnd = receiverEnd = c;
   }
@@ -54,8 +54,9 @@ struct TestConnection {
 
 class TestNet {
  public:
-  explicit TestNet(int nranks) : n_(nranks) {
-    for (int i = 0; i < n_ * n_; ++i) conns_.push_back(std::make_unique<TestConnection>());
+  // ll128SlotLines: LL128 lines per slot (a multiple of kLL128LinesPerWarp).
+  explicit TestNet(int nranks, size_t ll128SlotLines = TestConnection::kLL128SlotLines) : n_(nranks) {
+    for (int i = 0; i < n_ * n_; ++i) conns_.push_back(std::make_unique<TestConnection>(ll128SlotLines));
   }
   int nranks() const { return n_; }
   // The end of connection from -> to that `from` sends on / that `to` receives on.

@@ -149,6 +149,54 @@ TEST(SimtPrimitives, LL128LinesAreAcceptedOnlyWhenEveryFlagMatches) {
   EXPECT_EQ(tryOnce(8), 32u);
 }
 
+// ll128TryLoadLines: four line groups read at once; the warp learns which groups are not complete
+// yet (any of their four flags old), completed groups hold their lines' words, groups it was not
+// asked for are left alone.
+TEST(SimtPrimitives, LL128TryLoadLinesReportsEachIncompleteGroup) {
+  constexpr int kGroups = 4, kLines = kGroups * simt::kLL128LinesPerWarp;
+  auto word = [](int line, int i) { return uint64_t(line) * 100 + uint64_t(i) + 1; };
+  AlignedWords lines(size_t(kLines) * simt::kLL128LineWords);
+  for (int l = 0; l < kLines; ++l) {
+    for (int i = 0; i < simt::kLL128DataWords; ++i) lines.data()[l * simt::kLL128LineWords + i] = word(l, i);
+    lines.data()[l * simt::kLL128LineWords + simt::kLL128FlagWord] = 7;
+  }
+  std::vector<unsigned> late(simt::kWarpSize);
+  std::vector<uint64_t> words(simt::kWarpSize * kGroups * 2);
+  // Runs the kernel; returns the late bits after checking that every lane was told the same.
+  auto tryOnce = [&](uint64_t flag, unsigned pending) {
+    auto r = cpu::launch(grid(1, simt::kWarpSize),
+                         [&] { ll128TryLinesOnceKernel(lines.data(), flag, pending, late.data(), words.data()); });
+    EXPECT_TRUE(r.ok) << r.error;
+    for (int lane = 1; lane < simt::kWarpSize; ++lane) EXPECT_EQ(late[lane], late[0]) << "lane " << lane;
+    return late[0];
+  };
+  // Lane `lane`'s words of group u: its line's words, or the marker when the group was not asked for.
+  auto expectWords = [&](unsigned loaded, uint64_t flag) {
+    for (int lane = 0; lane < simt::kWarpSize; ++lane)
+      for (int u = 0; u < kGroups; ++u) {
+        const int l = u * simt::kLL128LinesPerWarp + lane / simt::kLL128LanesPerLine;
+        const int part = lane % simt::kLL128LanesPerLine;
+        const bool in = (loaded >> u) & 1u;
+        const uint64_t w0 = in ? word(l, 2 * part) : kNotLoaded;
+        const uint64_t w1 = !in ? kNotLoaded : part == simt::kLL128LanesPerLine - 1 ? flag : word(l, 2 * part + 1);
+        EXPECT_EQ(words[(4 * lane + u) * 2], w0) << "lane " << lane << " group " << u;
+        EXPECT_EQ(words[(4 * lane + u) * 2 + 1], w1) << "lane " << lane << " group " << u;
+      }
+  };
+  EXPECT_EQ(tryOnce(7, 0xfu), 0u);
+  expectWords(0xfu, 7);
+  EXPECT_EQ(tryOnce(8, 0xfu), 0xfu);
+  EXPECT_EQ(tryOnce(7, 0x5u), 0u);  // groups 1 and 3 not asked for: left alone
+  expectWords(0x5u, 7);
+  // Step 8 reaches groups 0 and 1 whole, three of group 2's four lines, none of group 3.
+  for (int l = 0; l < 11; ++l) lines.data()[l * simt::kLL128LineWords + simt::kLL128FlagWord] = 8;
+  EXPECT_EQ(tryOnce(8, 0xfu), 0xcu);
+  EXPECT_EQ(tryOnce(8, 0x3u), 0u);
+  expectWords(0x3u, 8);
+  EXPECT_EQ(tryOnce(8, 0x4u), 0x4u);
+  EXPECT_EQ(tryOnce(8, 0x0u), 0u);  // nothing asked, nothing late
+}
+
 TEST(SimtPrimitives, GpuScopeCountersFencesAndFloatShuffles) {
   uint64_t counter = 0;
   uint32_t word = 0, errors = 0;

@@ -280,6 +280,24 @@ ACCL_SIMT_FN void ll128TryOnceKernel(const uint64_t* lines, uint64_t flag, uint3
   if (ll128TryLoad(line, flag, v0, v1)) atomicAdd32(accepted, 1);
 }
 
+// One warp reads the line groups of `pending` (group u: lines 4u..4u+3 of `lines`, lane l takes
+// line 4u + l / 8) with one ll128TryLoadLines<4>. Lane l writes the bits it was told are late to
+// late[l] and its words of group u to words[(4 l + u) * 2] and [+ 1]; a group it did not ask for
+// keeps the marker kNotLoaded.
+constexpr uint64_t kNotLoaded = 0xdeadbeefull;
+ACCL_SIMT_FN void ll128TryLinesOnceKernel(const uint64_t* lines, uint64_t flag, unsigned pending, unsigned* late,
+                                          uint64_t* words) {
+  Vec16 v[4];
+  for (Vec16& x : v) x = Vec16{kNotLoaded, kNotLoaded};
+  const int lane = laneId();
+  const uint64_t* line = lines + size_t(lane / kLL128LanesPerLine) * kLL128LineWords;
+  late[lane] = ll128TryLoadLines(line, kLL128LinesPerWarp * kLL128LineWords, flag, pending, v);
+  for (int u = 0; u < 4; ++u) {
+    words[(4 * lane + u) * 2] = v[u].lo;
+    words[(4 * lane + u) * 2 + 1] = v[u].hi;
+  }
+}
+
 // ---- the remaining primitives, once each ---------------------------------------------------------
 
 struct SmokeArgs {

@@ -1,7 +1,8 @@
 // The CPU SIMT harness's weak-memory mode (src/device/simt/weak_memory.h): litmus tests that show
 // the mode can fail (relaxed message passing reads stale data, store buffering shows both old
 // values, a barrier is not an acquire, an LL128 line across two 128-byte segments is seen torn,
-// load buffering -- a store a load before it could have read -- fails the launch) and that what
+// read one group or four at a time, load buffering -- a store a load before it could have read --
+// fails the launch) and that what
 // the PTX model orders stays ordered for every seed; then the CUDA Prims' ring all-reduce and a
 // one-way pipeline that reuses every FIFO slot, every protocol, under several seeds.
 #include <gtest/gtest.h>
@@ -15,6 +16,7 @@
 #include "device/common/red_ops.h"
 #include "device/cuda/cuda_prims.h"
 #include "prims_test_net.h"
+#include "ring_run.h"
 
 namespace accl {
 namespace {
@@ -298,10 +300,14 @@ TEST(WeakMemoryLitmus, FifoSlotReuseNeedsTheHeadReleaseAndAcquire) {
   }
 }
 
-// ---- LL128: block 0's warp stores kRounds groups of 4 lines (flag = line + 1), block 1's warp
-// waits for each line's flag and checks every word. Lines start `offsetWords` past a 128-byte
-// boundary. Returns the number of lines accepted with a wrong word (torn).
-int ll128Torn(uint64_t seed, int offsetWords) {
+// ---- LL128: block 0's warp stores kRounds groups of 4 lines, block 1's warp reads them
+// `perRead` groups at a time (1: ll128TryLoad; 2..4: one ll128TryLoadLines per pass, re-polling
+// only the groups still late) and checks every word. The groups of pass p carry flag p + 1.
+// Lines start `offsetWords` past a 128-byte boundary. Returns the number of groups accepted with
+// a wrong word (torn).
+int ll128Torn(uint64_t seed, int offsetWords, int perRead) {
+  constexpr int kMaxPerRead = 4;
+  if (perRead < 1 || perRead > kMaxPerRead || kRounds % perRead != 0) return -1;
   const int lines = kRounds * simt::kLL128LinesPerWarp;
   std::vector<uint64_t> mem(size_t(lines + 2) * simt::kLL128LineWords, 0);
   uint64_t* base = reinterpret_cast<uint64_t*>((reinterpret_cast<uintptr_t>(mem.data()) + 127) / 128 * 128) + offsetWords;
@@ -310,17 +316,29 @@ int ll128Torn(uint64_t seed, int offsetWords) {
   const std::string err = launchWeak(seed, 2, 32, [&] {
     const int lane = simt::laneId();
     const int part = lane % simt::kLL128LanesPerLine;
-    for (int g = 0; g < kRounds; ++g) {
-      const int l = g * simt::kLL128LinesPerWarp + lane / simt::kLL128LanesPerLine;
-      uint64_t* line = base + size_t(l) * simt::kLL128LineWords;
-      const uint64_t flag = uint64_t(l) + 1;
+    const size_t stride = size_t(simt::kLL128LinesPerWarp) * simt::kLL128LineWords;  // group to group
+    for (int pass = 0; pass < kRounds / perRead; ++pass) {
+      const int l0 = pass * perRead * simt::kLL128LinesPerWarp + lane / simt::kLL128LanesPerLine;
+      uint64_t* line = base + size_t(l0) * simt::kLL128LineWords;
+      const uint64_t flag = uint64_t(pass) + 1;
       if (simt::blockIndex() == 0) {
-        simt::ll128Store(line, word(l, 2 * part), word(l, 2 * part + 1), flag);
-      } else {
-        uint64_t w0 = 0, w1 = 0;
-        simt::warpSpinUntil([&] { return simt::ll128TryLoad(line, flag, w0, w1); }, nullptr);
-        const bool bad = w0 != word(l, 2 * part) ||
-                         w1 != (part == simt::kLL128LanesPerLine - 1 ? flag : word(l, 2 * part + 1));
+        for (int u = 0; u < perRead; ++u) {
+          const int l = l0 + u * simt::kLL128LinesPerWarp;
+          simt::ll128Store(line + u * stride, word(l, 2 * part), word(l, 2 * part + 1), flag);
+        }
+        continue;
+      }
+      simt::Vec16 v[kMaxPerRead] = {};
+      unsigned late = (1u << perRead) - 1;
+      if (perRead == 1)
+        simt::warpSpinUntil([&] { return simt::ll128TryLoad(line, flag, v[0].lo, v[0].hi); }, nullptr);
+      else
+        simt::warpSpinUntil([&] { return (late = simt::ll128TryLoadLines(line, stride, flag, late, v)) == 0; },
+                            nullptr);
+      for (int u = 0; u < perRead; ++u) {
+        const int l = l0 + u * simt::kLL128LinesPerWarp;
+        const bool bad = v[u].lo != word(l, 2 * part) ||
+                         v[u].hi != (part == simt::kLL128LanesPerLine - 1 ? flag : word(l, 2 * part + 1));
         if (simt::ballot(bad) != 0 && lane == 0) ++torn;
       }
     }
@@ -332,10 +350,23 @@ int ll128Torn(uint64_t seed, int offsetWords) {
 TEST(WeakMemoryLitmus, LL128LineIsWholeOnlyInsideOneAlignedSegment) {
   int straddling = 0;
   for (uint64_t seed : kSeeds) {
-    EXPECT_EQ(ll128Torn(seed, 0), 0) << "seed " << seed;
-    straddling += ll128Torn(seed, 8);  // 64 bytes past a boundary: two segments per line
+    EXPECT_EQ(ll128Torn(seed, 0, 1), 0) << "seed " << seed;
+    straddling += ll128Torn(seed, 8, 1);  // 64 bytes past a boundary: two segments per line
   }
   EXPECT_GT(straddling, 0);
+}
+
+// The same with the Prims' way of reading: several groups per call, no partial line accepted in
+// any of them (and, across segments, the check still sees torn ones: it can fail).
+TEST(WeakMemoryLitmus, LL128LinesReadSeveralGroupsAtOnceAreNeverAcceptedPartial) {
+  for (int perRead : {2, 4}) {
+    int straddling = 0;
+    for (uint64_t seed : kSeeds) {
+      EXPECT_EQ(ll128Torn(seed, 0, perRead), 0) << "seed " << seed << ", " << perRead << " groups per read";
+      straddling += ll128Torn(seed, 8, perRead);
+    }
+    EXPECT_GT(straddling, 0) << perRead << " groups per read";
+  }
 }
 
 // ---- the CUDA Prims under weak memory ------------------------------------------------------------
@@ -446,6 +477,21 @@ TEST_P(WeakMemoryPrims, OneWayPipelineReusesEverySlot) {
   for (uint64_t seed : {1, 2, 3})
     EXPECT_EQ(weakOneWay<float>(seed, proto, 64), "") << protoName(proto) << " seed " << seed;
   EXPECT_EQ(weakOneWay<float>(4, proto, 32), "") << protoName(proto) << " one-warp blocks";
+}
+
+// The ring Prims' LL128 path (CudaPrims<float, RedSum, 1, 1>: four groups per pass) under weak
+// memory: 80-line slots and two data warps, steps of 7 groups (one warp's pass of 4, the other's
+// of 3) and of many uneven sizes, every slot reused.
+TEST(WeakMemoryPrimsLL128, FourGroupsPerPassUnderSeveralSeeds) {
+  auto runRing1 = [](size_t count) {
+    return primstest::runRingAllReduce<float, 1>(2, kProtoLL128, count, false, /*repeats=*/2, /*blockDim=*/96,
+                                                 /*ll128SlotLines=*/80);
+  };
+  for (uint64_t seed : {1, 2, 3}) {
+    cpu::ScopedWeakMemory weak(seed);
+    for (size_t count : {size_t(2 * (7 * 120 - 7)), size_t(3001)})
+      EXPECT_EQ(runRing1(count), "") << "seed " << seed << ", count " << count;
+  }
 }
 
 INSTANTIATE_TEST_SUITE_P(AllProtocols, WeakMemoryPrims, ::testing::Values(kProtoSimple, kProtoLL, kProtoLL128),

@@ -13,9 +13,9 @@
 //   data warps  the other warps move and reduce the chunk: Simple with 16-byte vector loads and
 //               stores, kUnroll (4; tree: 2) packets per thread in flight; LL one 16-byte line
 //               (8 data bytes) per thread, spinning on the line's flags; LL128 warps cooperating
-//               on 4 lines of 128 bytes. Up to three receive sources (tree) are reduced in the host
-//               backend's order: reduce(recv0, preOp(input)), then each further source, postOp
-//               last.
+//               on 4 lines of 128 bytes, several such groups in flight per warp. Up to three
+//               receive sources (tree) are reduced in the host backend's order:
+//               reduce(recv0, preOp(input)), then each further source, postOp last.
 //
 // One step:  peer lanes wait  ->  barrier A "data available" (named, every thread, OR vote:
 // "a wait was aborted" stops the group uniformly)  ->  data warps move the chunk  ->  barrier B
@@ -525,8 +525,18 @@ class CudaPrims {
     }
   }
 
+  // LL128: each data warp reads kLL128Unroll of its line groups per iteration (groups g,
+  // g + dataWarps_, ...: as before one group per warp and pass, so each load instruction of the
+  // block still covers consecutive lines), every group's loads in flight before its flags are
+  // checked (issue 18 fault 8: one 16-byte load, then a spin, per group left the memory latency
+  // exposed). A tree's Prims (up to three sources) keep 2 in flight per source: see docs/prims.md
+  // for the register figures behind the choice.
+  static constexpr int kLL128Unroll = kMaxRecv <= 1 && kMaxSend <= 1 ? 4 : 1;
+
   ACCL_SIMT_FN bool moveLL128(unsigned what, size_t in, size_t out, size_t n) {
     constexpr int kPerLine = simt::kLL128LinesPerWarp;
+    constexpr int kU = kLL128Unroll;
+    constexpr int kSrc = kMaxRecv > 0 ? kMaxRecv : 1;
     const size_t lines = (n * sizeof(T) + kLL128LineDataBytes - 1) / kLL128LineDataBytes;
     const size_t groups = (lines + kPerLine - 1) / kPerLine;
     const int lane = dataTid_ % simt::kWarpSize;
@@ -534,29 +544,49 @@ class CudaPrims {
     const int lineInGroup = lane / simt::kLL128LanesPerLine;
     const int partBytes = part == simt::kLL128LanesPerLine - 1 ? 8 : 16;
     const int nSrc = recvSources(what);
-    const uint64_t* src[kMaxRecv > 0 ? kMaxRecv : 1];
+    const uint64_t* src[kSrc];
     stepSlots(src, recvSlots_, recvStride_, recvStep_, nSrc);
     uint64_t* dst[kMaxSend > 0 ? kMaxSend : 1];
     stepSlots(dst, sendSlots_, sendStride_, sendStep_, (what & kSend) ? nSend_ : 0);
-    for (size_t g = size_t(dataTid_ / simt::kWarpSize); g < groups; g += size_t(dataWarps_)) {
-      const size_t l = g * kPerLine + lineInGroup;
-      Pack rp[kMaxRecv > 0 ? kMaxRecv : 1] = {};
+    const size_t warps = size_t(dataWarps_);
+    const size_t lineStride = warps * kPerLine;  // lines from one of the warp's groups to its next
+    for (size_t g = size_t(dataTid_ / simt::kWarpSize); g < groups; g += kU * warps) {
+      // The groups of this pass (fewer than kU at the end), the same bits in every lane.
+      unsigned todo = 0;
+      ACCL_PRIMS_UNROLL
+      for (int u = 0; u < kU; ++u)
+        if (g + u * warps < groups) todo |= 1u << u;
+      const size_t l = g * kPerLine + lineInGroup;  // this lane's line of the pass's first group
+      Pack rp[kSrc][kU] = {};
       ACCL_PRIMS_UNROLL
       for (int i = 0; i < kMaxRecv; ++i) {
         if (i >= nSrc) break;
         const uint64_t* line = src[i] + l * simt::kLL128LineWords;
         const uint64_t flag = recvStep_[i] + 1;
-        uint64_t w0 = 0, w1 = 0;
-        if (!simt::warpSpinUntil([&] { return simt::ll128TryLoad(line, flag, w0, w1); }, abortFlag_)) return false;
-        rp[i] = Pack{w0, w1};
+        unsigned late = todo;  // re-polled until every group of the pass is complete
+        if (!simt::warpSpinUntil(
+                [&] {
+                  late = simt::ll128TryLoadLines(line, lineStride * simt::kLL128LineWords, flag, late, rp[i]);
+                  return late == 0;
+                },
+                abortFlag_))
+          return false;
       }
-      const size_t e = (l * kLL128LineDataBytes + size_t(part) * 16) / sizeof(T);
-      const Pack v = compute<16>(what, rp, nSrc, in, out, e, packElems(n, e, partBytes / int(sizeof(T))));
-      if (what & kSend) {
+      ACCL_PRIMS_UNROLL
+      for (int u = 0; u < kU; ++u) {
+        if (((todo >> u) & 1u) == 0) break;
+        const size_t lu = l + u * lineStride;
+        Pack rs[kSrc];
         ACCL_PRIMS_UNROLL
-        for (int i = 0; i < kMaxSend; ++i)
-          if (i < nSend_)
-            simt::ll128Store(dst[i] + l * simt::kLL128LineWords, v.lo, v.hi, sendStep_[i] + 1);
+        for (int i = 0; i < kSrc; ++i) rs[i] = rp[i][u];
+        const size_t e = (lu * kLL128LineDataBytes + size_t(part) * 16) / sizeof(T);
+        const Pack v = compute<16>(what, rs, nSrc, in, out, e, packElems(n, e, partBytes / int(sizeof(T))));
+        if (what & kSend) {
+          ACCL_PRIMS_UNROLL
+          for (int i = 0; i < kMaxSend; ++i)
+            if (i < nSend_)
+              simt::ll128Store(dst[i] + lu * simt::kLL128LineWords, v.lo, v.hi, sendStep_[i] + 1);
+        }
       }
     }
     return true;

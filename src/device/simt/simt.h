@@ -39,6 +39,14 @@
 //                  (lane 8g+7: word 14 and the flag). A reader never accepts a partial line: under
 //                  CUDA by the warp's 128-byte store atomicity (NVLink / same device), on the CPU
 //                  by a release store of the flag after the whole warp wrote its words.
+//                  ll128TryLoadLines<K>(line, stride, flag, pending, v): the same read for up to K
+//                  (1..8) lines per lane, line u at `line + u * stride` words. For each bit u of
+//                  `pending` (the same in every lane) it loads v[u], every load issued before any
+//                  flag is compared, then votes once and returns (in every lane) the bits of
+//                  `pending` whose line is incomplete in some lane. v[u] of a bit it clears holds the
+//                  line's words as ll128TryLoad gives them, with the same no-partial-line guarantee
+//                  (on the CPU: the flag lanes' acquires before the vote, or the weak model's
+//                  segment commits); v[u] of a bit not in `pending` is left alone.
 //   Waiting        spinUntil(done, abortFlag) -- polls done() until it is true (returns true) or
 //                  *abortFlag != 0, checked every kAbortCheckSpins polls on a GPU, every poll on the
 //                  CPU, where it also yields and stops at the harness deadline. warpSpinUntil: the same

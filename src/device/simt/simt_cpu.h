@@ -277,13 +277,12 @@ ACCL_SIMT_FN void ll128StoreWeak(cpu::weak::Thread& w, uint64_t* line, uint64_t 
   w.storeLine(line, words);
 }
 
-ACCL_SIMT_FN bool ll128TryLoadWeak(cpu::weak::Thread& w, const uint64_t* line, uint64_t flag, uint64_t& w0,
-                                   uint64_t& w1) {
+// One line's words for this lane at the cut-offs its flag lane picks (a commit per aligned
+// 128-byte segment: an aligned line is read as of one moment).
+ACCL_SIMT_FN Vec16 ll128LoadWeak(cpu::weak::Thread& w, const uint64_t* line) {
   const int part = laneId() % kLL128LanesPerLine;
-  const bool flagLane = part == kLL128LanesPerLine - 1;
   uint64_t cut[2] = {0, 0};
-  if (flagLane) w.lineCutoffs(line, cut);
-  // Every lane takes its line's cut-offs from the line's flag lane.
+  if (part == kLL128LanesPerLine - 1) w.lineCutoffs(line, cut);
   const int src = laneId() - part + kLL128LanesPerLine - 1;
   uint64_t lanes[kWarpSize];
   warpExchange(kFullMask, cut[0], lanes);
@@ -294,9 +293,42 @@ ACCL_SIMT_FN bool ll128TryLoadWeak(cpu::weak::Thread& w, const uint64_t* line, u
   auto at = [&](int i) {
     return w.loadWordAt(line + i, cut[reinterpret_cast<uintptr_t>(line + i) / 128 == firstSegment ? 0 : 1]);
   };
-  w0 = at(2 * part);
-  w1 = at(2 * part + 1);
-  if (!all(!flagLane || w1 == flag)) {
+  return Vec16{at(2 * part), at(2 * part + 1)};
+}
+
+// The OR of every lane's `bits` (redux.sync.or).
+ACCL_SIMT_FN unsigned warpOr(unsigned bits) {
+  uint64_t all[kWarpSize];
+  warpExchange(kFullMask, bits, all);
+  unsigned any = 0;
+  for (uint64_t b : all) any |= unsigned(b);
+  return any;
+}
+
+// Weak-memory mode of ll128TryLoadLines: every pending line is read (each at its own cut-offs)
+// before one vote on the flags; a line still incomplete keeps no data.
+template <int kLines>
+ACCL_SIMT_FN unsigned ll128TryLoadLinesWeak(cpu::weak::Thread& w, const uint64_t* line, size_t stride,
+                                            uint64_t flag, unsigned pending, Vec16 (&v)[kLines]) {
+  const bool flagLane = laneId() % kLL128LanesPerLine == kLL128LanesPerLine - 1;
+  unsigned late = 0;
+  for (int u = 0; u < kLines; ++u) {
+    if (((pending >> u) & 1u) == 0) continue;
+    v[u] = ll128LoadWeak(w, line + u * stride);
+    if (flagLane && v[u].hi != flag) late |= 1u << u;
+  }
+  late = warpOr(late);
+  for (int u = 0; u < kLines; ++u)
+    if ((late >> u) & 1u) v[u] = Vec16{0, 0};
+  return late;
+}
+
+ACCL_SIMT_FN bool ll128TryLoadWeak(cpu::weak::Thread& w, const uint64_t* line, uint64_t flag, uint64_t& w0,
+                                   uint64_t& w1) {
+  const Vec16 v = ll128LoadWeak(w, line);
+  w0 = v.lo;
+  w1 = v.hi;
+  if (!all(laneId() % kLL128LanesPerLine != kLL128LanesPerLine - 1 || w1 == flag)) {
     w0 = w1 = 0;
     return false;
   }
@@ -328,6 +360,27 @@ ACCL_SIMT_FN bool ll128TryLoad(const uint64_t* line, uint64_t flag, uint64_t& w0
   w0 = line[2 * part];
   w1 = flagLane ? flag : line[2 * part + 1];
   return true;
+}
+
+template <int kLines>
+ACCL_SIMT_FN unsigned ll128TryLoadLines(const uint64_t* line, size_t stride, uint64_t flag, unsigned pending,
+                                        Vec16 (&v)[kLines]) {
+  static_assert(kLines >= 1 && kLines <= 8, "1..8 lines per lane");
+  if (cpu::weak::Thread* w = detail::weakThread())
+    return detail::ll128TryLoadLinesWeak(*w, line, stride, flag, pending, v);
+  const int part = laneId() % kLL128LanesPerLine;
+  const bool flagLane = part == kLL128LanesPerLine - 1;
+  unsigned late = 0;
+  for (int u = 0; u < kLines; ++u)
+    if (((pending >> u) & 1u) && flagLane && loadAcquire(line + u * stride + kLL128FlagWord) != flag) late |= 1u << u;
+  // The vote orders the data loads below after every flag lane's acquire, as ll128TryLoad's does.
+  late = detail::warpOr(late);
+  for (int u = 0; u < kLines; ++u) {
+    if (((pending & ~late) >> u & 1u) == 0) continue;
+    const uint64_t* mine = line + u * stride + 2 * part;
+    v[u] = Vec16{mine[0], flagLane ? flag : mine[1]};
+  }
+  return late;
 }
 
 // ---- waiting ------------------------------------------------------------------------------------

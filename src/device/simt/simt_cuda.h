@@ -183,6 +183,36 @@ ACCL_SIMT_FN bool ll128TryLoad(const uint64_t* line, uint64_t flag, uint64_t& w0
   const bool mine = part != kLL128LanesPerLine - 1 || v.hi == flag;
   return __all_sync(kFullMask, mine) != 0;
 }
+// Every pending line's 16 bytes are loaded (kLines loads in flight) before any flag is compared;
+// one vote (redux.sync.or; older GPUs: a vote per line) tells every lane which are incomplete.
+template <int kLines>
+ACCL_SIMT_FN unsigned ll128TryLoadLines(const uint64_t* line, size_t stride, uint64_t flag, unsigned pending,
+                                        Vec16 (&v)[kLines]) {
+  static_assert(kLines >= 1 && kLines <= 8, "1..8 lines per lane");
+  const int part = laneId() % kLL128LanesPerLine;
+  const uint64_t* mine = line + 2 * part;
+#pragma unroll
+  for (int u = 0; u < kLines; ++u)
+    if ((pending >> u) & 1u)
+      asm volatile("ld.volatile.global.v2.u64 {%0, %1}, [%2];"
+                   : "=l"(v[u].lo), "=l"(v[u].hi)
+                   : "l"(mine + u * stride)
+                   : "memory");
+  unsigned late = 0;
+  if (part == kLL128LanesPerLine - 1) {
+#pragma unroll
+    for (int u = 0; u < kLines; ++u)
+      if (((pending >> u) & 1u) && v[u].hi != flag) late |= 1u << u;
+  }
+#if __CUDA_ARCH__ >= 800
+  return __reduce_or_sync(kFullMask, late);
+#else
+  unsigned any = 0;
+#pragma unroll
+  for (int u = 0; u < kLines; ++u) any |= unsigned(__any_sync(kFullMask, (late >> u) & 1u) != 0) << u;
+  return any;
+#endif
+}
 
 // ---- waiting ------------------------------------------------------------------------------------
 
