@@ -19,13 +19,10 @@ namespace {
 // The logger handed to plugins: their lines go through accl's log with their own level and
 // subsystem bits.
 void pluginLogger(int level, unsigned long flags, const char* file, int line, const char* fmt, ...) {
-  if (level <= kLogNone || level > logLevel()) return;
-  char buf[1024];
   va_list ap;
   va_start(ap, fmt);
-  std::vsnprintf(buf, sizeof(buf), fmt, ap);
+  pluginLogMessage("tuner-plugin", level, flags, file, line, fmt, ap);
   va_end(ap);
-  logMessage(static_cast<LogLevel>(level), flags, file ? file : "tuner-plugin", line, "%s", buf);
 }
 
 struct Candidate {
