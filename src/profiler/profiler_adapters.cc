@@ -27,28 +27,38 @@ void fillCommon(const Event& e, Old* o) {
   if (d.type == kProxyStep) o->proxyStep = d.proxyStep;
 }
 
+// The coll / p2p members v2 - v4 share with v6 (names, counts, buffers, the choice).
+template <class Coll>
+void copyColl(const ProfDescrV6& d, Coll* o) {
+  o->seqNumber = d.coll.seqNumber;
+  o->func = d.coll.func;
+  o->sendBuff = d.coll.sendBuff;
+  o->recvBuff = d.coll.recvBuff;
+  o->count = d.coll.count;
+  o->root = d.coll.root;
+  o->datatype = d.coll.datatype;
+  o->nWarps = d.coll.nWarps;
+  o->algo = d.coll.algo;
+  o->proto = d.coll.proto;
+}
+template <class P2p>
+void copyP2p(const ProfDescrV6& d, P2p* o) {
+  o->func = d.p2p.func;
+  o->buff = d.p2p.buff;
+  o->datatype = d.p2p.datatype;
+  o->count = d.p2p.count;
+  o->peer = d.p2p.peer;
+}
+
 ProfDescrV4 toV4(const Event& e) {
   ProfDescrV4 o{};
   fillCommon(e, &o);
   const ProfDescrV6& d = e.d;
   if (d.type == kColl) {
-    o.coll.seqNumber = d.coll.seqNumber;
-    o.coll.func = d.coll.func;
-    o.coll.sendBuff = d.coll.sendBuff;
-    o.coll.recvBuff = d.coll.recvBuff;
-    o.coll.count = d.coll.count;
-    o.coll.root = d.coll.root;
-    o.coll.datatype = d.coll.datatype;
+    copyColl(d, &o.coll);
     o.coll.nChannels = d.coll.nChannels;
-    o.coll.nWarps = d.coll.nWarps;
-    o.coll.algo = d.coll.algo;
-    o.coll.proto = d.coll.proto;
   } else if (d.type == kP2p) {
-    o.p2p.func = d.p2p.func;
-    o.p2p.buff = d.p2p.buff;
-    o.p2p.datatype = d.p2p.datatype;
-    o.p2p.count = d.p2p.count;
-    o.p2p.peer = d.p2p.peer;
+    copyP2p(d, &o.p2p);
     o.p2p.nChannels = d.p2p.nChannels;
   } else if (d.type == kKernelCh) {
     o.kernelCh = d.kernelCh;
@@ -65,25 +75,12 @@ void fillNamedCollP2p(const Event& e, const PluginCommInfo& c, Old* o) {
   if (d.type == kColl) {
     o->coll.name = c.commName;
     o->coll.commHash = c.commId;
-    o->coll.seqNumber = d.coll.seqNumber;
-    o->coll.func = d.coll.func;
-    o->coll.sendBuff = d.coll.sendBuff;
-    o->coll.recvBuff = d.coll.recvBuff;
-    o->coll.count = d.coll.count;
-    o->coll.root = d.coll.root;
-    o->coll.datatype = d.coll.datatype;
+    copyColl(d, &o->coll);
     o->coll.nMaxChannels = d.coll.nChannels;
-    o->coll.nWarps = d.coll.nWarps;
-    o->coll.algo = d.coll.algo;
-    o->coll.proto = d.coll.proto;
   } else if (d.type == kP2p) {
     o->p2p.name = c.commName;
     o->p2p.commHash = c.commId;
-    o->p2p.func = d.p2p.func;
-    o->p2p.buff = d.p2p.buff;
-    o->p2p.datatype = d.p2p.datatype;
-    o->p2p.count = d.p2p.count;
-    o->p2p.peer = d.p2p.peer;
+    copyP2p(d, &o->p2p);
   }
 }
 

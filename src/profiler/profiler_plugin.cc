@@ -3,31 +3,16 @@
 #include "profiler/profiler_plugin.h"
 
 #include <dlfcn.h>
-#include <strings.h>
 
-#include <cstdarg>
 #include <map>
 #include <mutex>
 #include <set>
-#include <vector>
 
 #include "util/log.h"
+#include "util/plugin_library.h"
 
 namespace accl::prof {
 namespace {
-
-struct Candidate {
-  std::string file;
-  bool explicitChoice;  // the user named it: failures are warnings
-};
-
-// The library names to try for a NCCL_PROFILER_PLUGIN value; empty = no plugin.
-std::vector<Candidate> candidatesFor(const std::string& spec) {
-  if (spec.empty()) return {{"libnccl-profiler.so", false}};
-  if (strcasecmp(spec.c_str(), "none") == 0) return {};
-  if (spec.find('/') != std::string::npos) return {{spec, true}};
-  return {{"libnccl-profiler-" + spec + ".so", true}, {spec, true}};
-}
 
 // The process's loaded plugins by setting (weak: the last communicator's release unloads), and
 // the settings that failed (not tried again).
@@ -35,48 +20,31 @@ std::mutex gMutex;
 std::map<std::string, std::weak_ptr<const ProfilerPlugin>> gLoaded;
 std::set<std::string> gFailed;
 
-void pluginLogger(int level, unsigned long flags, const char* file, int line, const char* fmt, ...) {
-  va_list ap;
-  va_start(ap, fmt);
-  pluginLogMessage("profiler-plugin", level, flags, file, line, fmt, ap);
-  va_end(ap);
-}
+constexpr char kProfilerOrigin[] = "profiler-plugin";  // names the plugin in its log lines without a file
 
 }  // namespace
 
-LogFn logFn() { return pluginLogger; }
+LogFn logFn() { return pluginLogger<kProfilerOrigin>; }
 
 std::shared_ptr<const ProfilerPlugin> ProfilerPlugin::acquire(const std::string& spec) {
   std::lock_guard<std::mutex> lock(gMutex);
   if (auto it = gLoaded.find(spec); it != gLoaded.end())
     if (std::shared_ptr<const ProfilerPlugin> p = it->second.lock()) return p;
   if (gFailed.count(spec)) return nullptr;
-  std::vector<Candidate> candidates = candidatesFor(spec);
-  if (candidates.empty()) {
+  gFailed.insert(spec);  // until proven otherwise below
+  PluginLibrary lib = openPluginLibrary("profiler", spec);
+  if (lib.disabled) {
     ACCL_INFO(ACCL_LOG_INIT | ACCL_LOG_PROFILE, "profiler plugin: disabled (NCCL_PROFILER_PLUGIN=%s)", spec.c_str());
-    gFailed.insert(spec);
     return nullptr;
   }
-  void* handle = nullptr;
-  std::string file, firstError;
-  const bool explicitChoice = candidates.front().explicitChoice;
-  for (const Candidate& c : candidates) {
-    handle = dlopen(c.file.c_str(), RTLD_NOW | RTLD_LOCAL);
-    if (handle) {
-      file = c.file;
-      break;
-    }
-    const char* err = dlerror();
-    if (firstError.empty()) firstError = err ? err : c.file;
-  }
-  gFailed.insert(spec);  // until proven otherwise below
+  void* handle = lib.handle;
+  const std::string& file = lib.file;
   if (!handle) {
-    if (explicitChoice)
+    if (lib.explicitChoice)
       ACCL_WARN("profiler plugin: cannot load NCCL_PROFILER_PLUGIN=%s (%s); profiling is off", spec.c_str(),
-                firstError.c_str());
+                lib.error.c_str());
     else
-      ACCL_INFO(ACCL_LOG_INIT | ACCL_LOG_PROFILE, "profiler plugin: none (%s not found)",
-                candidates.front().file.c_str());
+      ACCL_INFO(ACCL_LOG_INIT | ACCL_LOG_PROFILE, "profiler plugin: none (%s not found)", file.c_str());
     return nullptr;
   }
   std::shared_ptr<ProfilerPlugin> p(new ProfilerPlugin());

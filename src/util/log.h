@@ -48,6 +48,14 @@ void logMessage(LogLevel level, uint64_t subsys, const char* file, int line, con
 // the plugin kind when it passes no file.
 void pluginLogMessage(const char* origin, int level, unsigned long flags, const char* file, int line,
                       const char* fmt, va_list ap);
+// That logger as a function to hand a plugin, for one origin (a static string).
+template <const char* kOrigin>
+void pluginLogger(int level, unsigned long flags, const char* file, int line, const char* fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  pluginLogMessage(kOrigin, level, flags, file, line, fmt, ap);
+  va_end(ap);
+}
 
 // Current level, after lazily parsing the environment once per process.
 LogLevel logLevel();
