@@ -7,11 +7,12 @@ The format (the "JSON Object Format" of the trace-event spec): an object whose t
 list of events; each event an object with a phase ph of the spec, a name, integer pid and tid, a
 numeric ts in microseconds (not for metadata), a non-negative dur for complete events ("X"),
 args an object when present; metadata ("M") naming processes and threads with args.name;
-displayTimeUnit "ms" or "ns" when present. Duration events "B"/"E" must pair up per thread.
+displayTimeUnit "ms" or "ns" when present. Duration events "B"/"E" must pair up per thread;
+async events "b"/"e" carry an id and pair up by category and id, the end not before the begin.
 
-accl-trace's rules on top: every event carries args.id, unique in the file; args.parent is 0 or
+accl-trace's rules on top: every complete event and async begin carries args.id, unique in the file; args.parent is 0 or
 the id of another event of the file, which started no later than it; every event was stopped.
---expect NAME:MIN fails unless at least MIN complete events are called NAME (e.g. AllReduce:3,
+--expect NAME:MIN fails unless at least MIN complete events or async begins are called NAME (e.g. AllReduce:3,
 "ch 0:1").
 Exit status: 0 when every file passes, 1 otherwise (each problem printed), 2 on bad usage.
 """
@@ -38,6 +39,7 @@ def check_file(path, expects):
     if doc.get("displayTimeUnit", "ms") not in ("ms", "ns"):
         bad(f"displayTimeUnit {doc['displayTimeUnit']!r} is not ms or ns")
     open_b = {}
+    open_async = {}
     ids = {}
     names = {}
     for i, e in enumerate(doc["traceEvents"]):
@@ -68,10 +70,24 @@ def check_file(path, expects):
         if not isinstance(ts, (int, float)) or isinstance(ts, bool) or ts < 0:
             bad(f"{where}: ts {ts!r} is not a non-negative number")
             continue
-        if ph == "X":
-            dur = e.get("dur")
-            if not isinstance(dur, (int, float)) or dur < 0:
-                bad(f"{where}: complete event with dur {dur!r}")
+        if ph in ("b", "e") and not isinstance(e.get("id"), (int, str)):
+            bad(f"{where}: async event without an id")
+            continue
+        if ph == "e":
+            begin = open_async.pop((e.get("cat"), e.get("id")), None)
+            if begin is None:
+                bad(f"{where}: async end without a begin (cat {e.get('cat')!r}, id {e.get('id')!r})")
+            elif begin["ts"] > ts:
+                bad(f"{where}: async end before its begin")
+            continue
+        if ph == "b":
+            key = (e.get("cat"), e.get("id"))
+            if key in open_async:
+                bad(f"{where}: async begin (cat {key[0]!r}, id {key[1]!r}) already open")
+            open_async[key] = e
+        if ph == "X" and (not isinstance(e.get("dur"), (int, float)) or e["dur"] < 0):
+            bad(f"{where}: complete event with dur {e.get('dur')!r}")
+        if ph in ("X", "b"):
             names[e.get("name")] = names.get(e.get("name"), 0) + 1
             args = e.get("args", {})
             eid = args.get("id")
@@ -91,6 +107,8 @@ def check_file(path, expects):
                 bad(f"{where}: E without B")
             else:
                 stack.pop()
+    for key in open_async:
+        bad(f"async begin (cat {key[0]!r}, id {key[1]!r}) never ends")
     for key, stack in open_b.items():
         if stack:
             bad(f"{len(stack)} B event(s) on pid/tid {key} never end")

@@ -11,7 +11,8 @@
 //     KernelChStop carrying an end time not before its start time (v3: no timestamps);
 //   - one Group and one KernelLaunch (v5+) per launch.
 // Counts 0, 1 and a multi-chunk odd one, in place and out of place; a plugin that fails a call
-// leaves the collectives' results intact.
+// leaves the collectives' results intact. Over the socket network (ranks on virtual hosts):
+// ProxyOp under each Coll / P2p, ProxyStep under each ProxyOp, and the send steps' bytes.
 #include <dlfcn.h>
 
 #include <map>
@@ -352,6 +353,100 @@ TEST_P(ProfilerFailureTest, MissingPluginIsNoProfiler) {
 INSTANTIATE_TEST_SUITE_P(, ProfilerFailureTest,
                          testing::Combine(testing::Values(LaunchMode::kThreads, LaunchMode::kFork), testing::Values(2, 3)),
                          mpParamName);
+
+// ---- the network proxy ----------------------------------------------------------------------------
+
+// Ranks on different virtual hosts (NCCL_HOSTID) reach each other through the socket network and
+// its proxy: every ProxyOp hangs from a Coll / P2p, every ProxyStep from a ProxyOp, steps carry
+// their bytes (SendWait / RecvWait), everything stops, and the bytes a rank's send steps carry
+// for one operation add up to what the ring or the send moves.
+class ProfilerProxyTest : public testing::TestWithParam<int> {};
+
+TEST_P(ProfilerProxyTest, ProxyOpsAndStepsOverTheNetwork) {
+  RecordingLog* log = fixtureLog(6);
+  ASSERT_NE(log, nullptr) << dlerror();
+  ScopedEnvVar plugin("NCCL_PROFILER_PLUGIN", pluginPath(6).c_str());
+  ScopedEnvVar net("NCCL_NET", "Socket"), ifname("NCCL_SOCKET_IFNAME", "lo"), algo("NCCL_ALGO", "Ring"),
+      proto("NCCL_PROTO", "Simple"), buff("NCCL_BUFFSIZE", "65536");
+  LaunchOptions o;
+  o.mode = LaunchMode::kFork;
+  o.nranks = GetParam();
+  o.deadline = mpDeadline(o.nranks);
+  o.ids = makeUniqueIds(1);
+  constexpr size_t kCount = 100003;
+  LaunchResult res = launchRanks(o, [&](RankContext& ctx) {
+    setenv("NCCL_HOSTID", ("prof-host" + std::to_string(ctx.rank)).c_str(), 1);
+    ncclComm_t comm = nullptr;
+    if (!initComm(ctx, &comm)) return;
+    const int n = ctx.nranks;
+    std::vector<float> v(kCount, 1.0f), w(kCount, 0.0f);
+    RANK_NCCL_OK(ctx, ncclAllReduce(v.data(), v.data(), kCount, ncclFloat32, ncclSum, comm, nullptr));
+    ctx.check(v[kCount - 1] == static_cast<float>(n), "AllReduce gave %g", v[kCount - 1]);
+    const int next = (ctx.rank + 1) % n, prev = (ctx.rank + n - 1) % n;
+    RANK_NCCL_OK(ctx, ncclGroupStart());
+    RANK_NCCL_OK(ctx, ncclSend(v.data(), kCount, ncclFloat32, next, comm, nullptr));
+    RANK_NCCL_OK(ctx, ncclRecv(w.data(), kCount, ncclFloat32, prev, comm, nullptr));
+    RANK_NCCL_OK(ctx, ncclGroupEnd());
+    RANK_NCCL_OK(ctx, ctx.destroyComm(comm));
+
+    std::lock_guard<std::mutex> lock(log->mutex);
+    const RecordedContext* c = contextOf(log, ctx.rank);
+    if (!ctx.check(c != nullptr, "no context")) return;
+    std::map<const void*, const RecordedEvent*> byHandle;
+    for (const RecordedEvent* e : c->events) byHandle[e] = e;
+    std::map<const void*, size_t> sentBytes;  // per Coll / P2p: bytes of its send steps
+    int ops = 0, steps = 0;
+    for (const RecordedEvent* e : c->events) {
+      ctx.check(e->stopped && e->startNs <= e->stopNs, "event type %llu not stopped in order",
+                (unsigned long long)e->type);
+      if (e->type == kProxyOp) {
+        ++ops;
+        const RecordedEvent* parent = e->parent ? byHandle[e->parent] : nullptr;
+        if (!ctx.check(parent && (parent->type == kColl || parent->type == kP2p), "ProxyOp without a Coll/P2p parent"))
+          continue;
+        const bool isSend = e->op == 1;
+        if (parent->type == kColl)
+          ctx.check(e->peer == (isSend ? next : prev), "ring ProxyOp (%s) with peer %d", isSend ? "send" : "recv",
+                    e->peer);
+        else
+          ctx.check(isSend == (parent->func == "Send") && e->peer == parent->peer, "p2p ProxyOp peer %d", e->peer);
+        ctx.check(e->trafficBytes > 0, "ProxyOp chunkSize %zu", e->trafficBytes);
+      } else if (e->type == kProxyStep) {
+        ++steps;
+        const RecordedEvent* op = e->parent ? byHandle[e->parent] : nullptr;
+        if (!ctx.check(op && op->type == kProxyOp, "ProxyStep without a ProxyOp parent")) continue;
+        const bool isSend = op->op == 1;
+        if (!ctx.check(e->states.size() == 1 && e->states[0] == (isSend ? kProxyStepSendWait : kProxyStepRecvWait),
+                       "ProxyStep states"))
+          continue;
+        ctx.check(e->stateValues[0] <= op->trafficBytes, "a step of %llu bytes in %zu-byte slots",
+                  (unsigned long long)e->stateValues[0], op->trafficBytes);
+        if (isSend) sentBytes[op->parent] += e->stateValues[0];
+      }
+    }
+    // Ring all-reduce: each rank sends 2(n-1)/n of the vector; the send, all of it.
+    const size_t ringBytes = kCount * 4 * 2 * (n - 1) / n, sendBytes = kCount * 4;
+    int colls = 0, p2ps = 0;
+    for (const RecordedEvent* e : c->events) {
+      if (e->type == kColl) {
+        ++colls;
+        // The ring cuts each channel's share into n blocks: within a few elements of 2(n-1)/n.
+        const size_t got = sentBytes[e];
+        ctx.check(got + 64 * n >= ringBytes && got <= ringBytes + 64 * n, "AllReduce send steps carry %zu bytes, want %zu",
+                  got, ringBytes);
+      } else if (e->type == kP2p && e->func == "Send") {
+        ++p2ps;
+        ctx.check(sentBytes[e] == sendBytes, "Send steps carry %zu bytes, want %zu", sentBytes[e], sendBytes);
+      }
+    }
+    ctx.check(colls == 1 && p2ps == 1, "%d Coll and %d Send events", colls, p2ps);
+    ctx.check(ops >= 4 && steps > 10, "%d ProxyOps and %d ProxySteps", ops, steps);
+  });
+  EXPECT_RANKS_OK(res);
+}
+
+INSTANTIATE_TEST_SUITE_P(, ProfilerProxyTest, testing::Values(2, 3),
+                         [](const testing::TestParamInfo<int>& i) { return "fork_" + std::to_string(i.param) + "hosts"; });
 
 }  // namespace
 }  // namespace accl::test

@@ -12,7 +12,8 @@
 // Each event becomes one complete event ("ph":"X") with its start and duration in microseconds
 // of CLOCK_MONOTONIC (the clock accl's KernelCh timestamps use, so ranks of one host line up),
 // on a track by kind (events of one track nest): GroupApi, API calls, kernel launches,
-// operations (Group / Coll / P2p), one track per channel, the network proxy. Its fields, its id and its parent's id are in "args". The file is written when
+// operations (Group / Coll / P2p), one track per channel; the network proxy's ProxyOp and
+// ProxyStep events overlap, so they are async begin / end pairs ("b" / "e", id = the event's). Its fields, its id and its parent's id are in "args". The file is written when
 // the communicator is destroyed (finalize).
 #include <time.h>
 #include <unistd.h>
@@ -92,10 +93,14 @@ int trackOf(const TraceEvent& e) {
     case kKernelCh: return 100 + e.d.kernelCh.channelId;
     case kProxyOp:
     case kProxyStep:
-    case kNetPlugin: return 300 + (e.type == kProxyOp ? e.d.proxyOp.channelId : 0);
+    case kNetPlugin: return 6;
     default: return 3;
   }
 }
+
+// The network proxy's events overlap (several steps in flight, an operation's last steps after
+// the next one began): async begin / end pairs, which may, instead of complete events, which nest.
+bool isAsync(const TraceEvent& e) { return e.type == kProxyOp || e.type == kProxyStep || e.type == kNetPlugin; }
 
 // A JSON string (the names here are plain ASCII, but a communicator name may not be).
 std::string quoted(const char* s) {
@@ -208,7 +213,8 @@ void writeTrace(const Trace& t) {
   const struct {
     int tid;
     const char* name;
-  } fixedTracks[] = {{1, "groups"}, {4, "api calls"}, {5, "kernel launches"}, {2, "operations"}, {3, "proxy control"}};
+  } fixedTracks[] = {{1, "groups"},     {4, "api calls"},     {5, "kernel launches"},
+                     {2, "operations"}, {3, "proxy control"}, {6, "network proxy"}};
   for (const auto& tr : fixedTracks)
     std::fprintf(f, ",\n{\"name\":\"thread_name\",\"ph\":\"M\",\"pid\":%d,\"tid\":%d,\"args\":{\"name\":\"%s\"}}", pid,
                  tr.tid, tr.name);
@@ -221,6 +227,17 @@ void writeTrace(const Trace& t) {
   }
   for (const TraceEvent& e : t.pool) {
     const int64_t stop = e.stopNs ? e.stopNs : e.startNs;  // never stopped: an instant
+    if (isAsync(e)) {
+      const std::string name = quoted(eventName(e).c_str());
+      std::fprintf(f,
+                   ",\n{\"name\":%s,\"cat\":\"%s\",\"ph\":\"b\",\"id\":%u,\"ts\":%.3f,\"pid\":%d,\"tid\":%d,"
+                   "\"args\":{\"id\":%u,\"parent\":%u,\"stopped\":%s%s}}",
+                   name.c_str(), typeName(e.type), e.id, e.startNs / 1e3, pid, trackOf(e), e.id, e.parentId,
+                   e.stopNs ? "true" : "false", argsOf(e).c_str());
+      std::fprintf(f, ",\n{\"name\":%s,\"cat\":\"%s\",\"ph\":\"e\",\"id\":%u,\"ts\":%.3f,\"pid\":%d,\"tid\":%d}",
+                   name.c_str(), typeName(e.type), e.id, stop / 1e3, pid, trackOf(e));
+      continue;
+    }
     std::fprintf(f,
                  ",\n{\"name\":%s,\"cat\":\"%s\",\"ph\":\"X\",\"ts\":%.3f,\"dur\":%.3f,\"pid\":%d,\"tid\":%d,"
                  "\"args\":{\"id\":%u,\"parent\":%u,\"stopped\":%s%s}}",

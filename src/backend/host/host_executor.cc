@@ -83,10 +83,12 @@ ncclResult_t runItem(HostBackend& b, int channel, const PlanItem& item) {
 ncclResult_t hostRunChannel(HostBackend& b, int channel, const Plan& plan) {
   prof::CommProfiler* profiler = b.view().facts().profiler;
   for (const PlanItem& item : plan.channels[channel]) {
-    if (profiler && profiler->wants(prof::kKernelCh)) {
-      ChannelEvents events(*profiler, channel, item);
+    if (profiler && profiler->wants(prof::kTreeBelowTask)) {
+      ChannelEvents channelEvents(*profiler, channel, item);
+      ProxyOpEvents proxyOps(*profiler, b, channel, item);
       ncclResult_t res = runItem(b, channel, item);
-      events.stop();
+      proxyOps.finish();
+      channelEvents.stop();
       ACCL_CHECK(res);
     } else {
       ACCL_CHECK(runItem(b, channel, item));

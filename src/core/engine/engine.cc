@@ -89,6 +89,7 @@ ncclResult_t CommEngine::create(ncclComm* comm, std::unique_ptr<CommEngine>* out
   engine->facts = factsOf(*comm);
   engine->profiler = createCommProfiler(*comm);
   engine->facts.profiler = engine->profiler.get();
+  engine->conns.profiler = engine->profiler.get();
   ACCL_CHECK(createBackend(comm->backend, EngineView(engine.get()), &engine->backend));
   CommBackend& backend = *engine->backend;
   engine->layout = backend.fifoLayout();
