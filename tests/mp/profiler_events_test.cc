@@ -12,7 +12,8 @@
 //   - one Group and one KernelLaunch (v5+) per launch.
 // Counts 0, 1 and a multi-chunk odd one, in place and out of place; a plugin that fails a call
 // leaves the collectives' results intact. Over the socket network (ranks on virtual hosts):
-// ProxyOp under each Coll / P2p, ProxyStep under each ProxyOp, and the send steps' bytes.
+// ProxyOp under each Coll / P2p, ProxyStep under each ProxyOp, the send steps' bytes, and the
+// proxy thread's idle periods as ProxyCtrl events.
 #include <dlfcn.h>
 
 #include <map>
@@ -440,6 +441,17 @@ TEST_P(ProfilerProxyTest, ProxyOpsAndStepsOverTheNetwork) {
       }
     }
     ctx.check(colls == 1 && p2ps == 1, "%d Coll and %d Send events", colls, p2ps);
+    // The proxy's idle periods: ProxyCtrl roots, Sleep then (unless it was the last) Wakeup.
+    int ctrl = 0;
+    for (const RecordedEvent* e : c->events) {
+      if (e->type != kProxyCtrl) continue;
+      ++ctrl;
+      ctx.check(e->parent == nullptr, "ProxyCtrl with a parent");
+      ctx.check(!e->states.empty() && e->states[0] == kProxyCtrlSleep && e->states.size() <= 2 &&
+                    (e->states.size() == 1 || e->states[1] == kProxyCtrlWakeup),
+                "ProxyCtrl states (%zu)", e->states.size());
+    }
+    ctx.check(ctrl >= 1, "no ProxyCtrl event");
     ctx.check(ops >= 4 && steps > 10, "%d ProxyOps and %d ProxySteps", ops, steps);
   });
   EXPECT_RANKS_OK(res);

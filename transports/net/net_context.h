@@ -56,7 +56,10 @@ class NetContext : public TransportCommState {
   // The communicator's profiler plugin context, for the proxy's ProxyOp / ProxyStep events
   // (null: none; it outlives this context).
   prof::CommProfiler* profiler() const { return profiler_; }
-  void setProfiler(prof::CommProfiler* p) { profiler_ = p; }
+  void setProfiler(prof::CommProfiler* p) {
+    profiler_ = p;
+    proxy_.setProfiler(p);
+  }
 
   NetProxy& proxy() { return proxy_; }
   // Before the connections go: lets the proxy send what the senders' Prims already published (an
