@@ -75,15 +75,20 @@ CommTasks& addTask(ncclComm* comm, const Task& t, bool explicitGroup) {
   return ct;
 }
 
-// Ends the first `count` entries (the group is over): their GroupApi events stop and their pins
-// end. A communicator destroyed inside the group has finalized its profiler already.
-void unpinPending(size_t count) {
+// Stops the GroupApi events of the first `count` entries (their group is over). Called while the
+// group's communicators are still held; one destroyed inside the group has no engine any more,
+// and its profiler has finalized already.
+void endGroupApiEvents(size_t count) {
   for (size_t i = 0; i < count; ++i) {
     CommTasks& ct = tPending[i];
     if (ct.groupApiEvent && ct.comm->engine) ct.prof->stop(ct.groupApiEvent);
     ct.groupApiEvent = nullptr;
-    ct.pin.reset();
   }
+}
+
+// Ends the first `count` entries' pins (the group is over).
+void unpinPending(size_t count) {
+  for (size_t i = 0; i < count; ++i) tPending[i].pin.reset();
 }
 
 // Below this many bytes per channel an operation stays on fewer channels.
@@ -441,6 +446,7 @@ ncclResult_t enqueueP2p(ncclComm* comm, const P2pCall& call) {
 }
 
 void discardGroupTasks() {
+  endGroupApiEvents(tPendingCount);
   unpinPending(tPendingCount);
   tPendingCount = 0;
 }
@@ -510,6 +516,7 @@ ncclResult_t launchGroupTasks() {
   ncclResult_t held = holdGroupComms(count, &holds);
   if (held == ncclSuccess && count > 1) held = checkStreamsOfOneCommunicator(count);
   if (held != ncclSuccess) {
+    endGroupApiEvents(count);
     holds.clear();
     unpinPending(count);
     return held;
@@ -531,6 +538,7 @@ ncclResult_t launchGroupTasks() {
     for (ncclResult_t r : results)
       if (r != ncclSuccess && result == ncclSuccess) result = r;
   }
+  endGroupApiEvents(count);
   holds.clear();
   unpinPending(count);
   return result;
