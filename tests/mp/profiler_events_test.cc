@@ -1,5 +1,6 @@
-// Profiler events of real communicators on the host backend (label mp): ranks run collectives,
-// grouped calls and send/recv with a recording profiler plugin of each ABI version
+// Profiler events of real communicators on the host backend (label mp): ranks run every
+// collective (AlltoAll, Gather and Scatter as the send/recv compositions accl makes them), grouped
+// calls and send/recv with a recording profiler plugin of each ABI version
 // (tests/unit/profiler_plugin_fixture), then check the tree of events their context received:
 //   - every event stopped after it started, its parent an earlier event of the same context;
 //   - one API event per call (v5+: CollApi / P2pApi under a GroupApi of depth 1 for a lone call,
@@ -257,6 +258,28 @@ void runEveryCollective(RankContext& ctx, RecordingLog* log, int version) {
     calls.push_back(r);
     ++launches;
     if (n == 1 && count == 0) ++empty;
+  }
+  // AlltoAll, Gather and Scatter are send/recv compositions in accl: one launch of P2p events.
+  const int root = n - 1;
+  for (size_t count : kCounts) {
+    std::vector<float> sb(count * n + 1, 1.0f), rb(count * n + 1, 0.0f);
+    auto at = [count](std::vector<float>& v, int r) { return v.data() + count * r; };
+    auto add = [&](bool isSend, int peer, const void* buf) {
+      Call c{false, isSend ? "Send" : "Recv", count, 0, peer, isSend ? buf : nullptr, isSend ? nullptr : buf, 2};
+      calls.push_back(c);
+    };
+    RANK_NCCL_OK(ctx, ncclAlltoAll(sb.data(), rb.data(), count, ncclFloat32, comm, nullptr));
+    for (int r = 0; r < n; ++r) add(true, r, at(sb, r)), add(false, r, at(rb, r));
+    RANK_NCCL_OK(ctx, ncclGather(sb.data(), rb.data(), count, ncclFloat32, root, comm, nullptr));
+    if (ctx.rank == root)
+      for (int r = 0; r < n; ++r) add(false, r, at(rb, r));
+    add(true, root, sb.data());
+    RANK_NCCL_OK(ctx, ncclScatter(sb.data(), rb.data(), count, ncclFloat32, root, comm, nullptr));
+    if (ctx.rank == root)
+      for (int r = 0; r < n; ++r) add(true, r, at(sb, r));
+    add(false, root, rb.data());
+    launches += 3;
+    if (n == 1 && count == 0) empty += 3;
   }
   RANK_NCCL_OK(ctx, ctx.destroyComm(comm));
   checkTree(ctx, log, version, calls, launches, empty);
