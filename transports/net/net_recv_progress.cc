@@ -94,7 +94,7 @@ ncclResult_t netRecvProgress(NetConnResources* r, bool* progressed) {
     bool posted = false;
     ACCL_CHECK(postPayload(r, s, &posted));
     if (!posted) break;
-    netProfileStepPosted(r, s, r->headers[s % kFifoSteps].info & ~kFifoStepLL);
+    if (r->prof) netProfileStepPosted(r, s, r->headers[s % kFifoSteps].info & ~kFifoStepLL);
     r->hdrReady = false;
     r->postStep++;
     *progressed = true;
@@ -119,7 +119,7 @@ ncclResult_t netRecvProgress(NetConnResources* r, bool* progressed) {
     FifoCounter* tail = r->tail();
     counter(tail).store(r->doneStep, std::memory_order_seq_cst);
     wakeSleepers(tail->sleepers, tail->value);
-    netProfileStepDone(r, s);
+    if (r->prof) netProfileStepDone(r, s);
     *progressed = true;
   }
   // An operation whose steps all landed before (or without) its receiver's marks ends here.

@@ -68,7 +68,7 @@ ncclResult_t netSendProgress(NetConnResources* r, bool* progressed) {
       st.data = req;
     }
     r->hdrPosted = false;
-    netProfileStepPosted(r, s, bytes);
+    if (r->prof) netProfileStepPosted(r, s, bytes);
     r->postStep++;
     *progressed = true;
   }
@@ -79,7 +79,7 @@ ncclResult_t netSendProgress(NetConnResources* r, bool* progressed) {
     r->doneStep++;
     counter(r->head).store(r->doneStep, std::memory_order_seq_cst);
     wakeSleepers(r->head->sleepers, r->head->value);
-    netProfileStepDone(r, r->doneStep - 1);
+    if (r->prof) netProfileStepDone(r, r->doneStep - 1);
     *progressed = true;
   }
   // An operation the backend finished after its last step went out ends here.
