@@ -384,22 +384,27 @@ INSTANTIATE_TEST_SUITE_P(, ProfilerFailureTest,
 // its proxy: every ProxyOp hangs from a Coll / P2p, every ProxyStep from a ProxyOp, steps carry
 // their bytes (SendWait / RecvWait), everything stops, and the bytes a rank's send steps carry
 // for one operation add up to what the ring or the send moves.
-class ProfilerProxyTest : public testing::TestWithParam<int> {};
+// Forked ranks are on virtual hosts (NCCL_HOSTID); thread ranks of one process are sent through
+// the network with shared memory and P2P off.
+class ProfilerProxyTest : public testing::TestWithParam<std::tuple<LaunchMode, int>> {};
 
 TEST_P(ProfilerProxyTest, ProxyOpsAndStepsOverTheNetwork) {
   RecordingLog* log = fixtureLog(6);
   ASSERT_NE(log, nullptr) << dlerror();
   ScopedEnvVar plugin("NCCL_PROFILER_PLUGIN", pluginPath(6).c_str());
+  const LaunchMode mode = std::get<0>(GetParam());
+  const char* noLocal = mode == LaunchMode::kThreads ? "1" : nullptr;
   ScopedEnvVar net("NCCL_NET", "Socket"), ifname("NCCL_SOCKET_IFNAME", "lo"), algo("NCCL_ALGO", "Ring"),
-      proto("NCCL_PROTO", "Simple"), buff("NCCL_BUFFSIZE", "65536");
+      proto("NCCL_PROTO", "Simple"), buff("NCCL_BUFFSIZE", "65536"), noP2p("NCCL_P2P_DISABLE", noLocal),
+      noShm("NCCL_SHM_DISABLE", noLocal);
   LaunchOptions o;
-  o.mode = LaunchMode::kFork;
-  o.nranks = GetParam();
+  o.mode = mode;
+  o.nranks = std::get<1>(GetParam());
   o.deadline = mpDeadline(o.nranks);
   o.ids = makeUniqueIds(1);
   constexpr size_t kCount = 100003;
   LaunchResult res = launchRanks(o, [&](RankContext& ctx) {
-    setenv("NCCL_HOSTID", ("prof-host" + std::to_string(ctx.rank)).c_str(), 1);
+    if (mode == LaunchMode::kFork) setenv("NCCL_HOSTID", ("prof-host" + std::to_string(ctx.rank)).c_str(), 1);
     ncclComm_t comm = nullptr;
     if (!initComm(ctx, &comm)) return;
     const int n = ctx.nranks;
@@ -480,8 +485,9 @@ TEST_P(ProfilerProxyTest, ProxyOpsAndStepsOverTheNetwork) {
   EXPECT_RANKS_OK(res);
 }
 
-INSTANTIATE_TEST_SUITE_P(, ProfilerProxyTest, testing::Values(2, 3),
-                         [](const testing::TestParamInfo<int>& i) { return "fork_" + std::to_string(i.param) + "hosts"; });
+INSTANTIATE_TEST_SUITE_P(, ProfilerProxyTest,
+                         testing::Combine(testing::Values(LaunchMode::kThreads, LaunchMode::kFork), testing::Values(2, 3)),
+                         mpParamName);
 
 }  // namespace
 }  // namespace accl::test
