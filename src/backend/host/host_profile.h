@@ -81,8 +81,10 @@ class ProxyOpEvents {
       for (int r = 0; r < ring.nranks; ++r)
         if (r != b.view().facts().rank) begin(r, true, item.profEvent), begin(r, false, item.profEvent);
     } else if (item.coll.algo == kAlgoTree) {
-      for (int peer : {peers.tree.up, peers.tree.down[0], peers.tree.down[1], peers.tree.down[2]})
+      for (int i = -1; i < kMaxTreeChildren; ++i) {  // the parent, then each child
+        const int peer = i < 0 ? peers.tree.up : peers.tree.down[i];
         if (peer >= 0) begin(peer, true, item.profEvent), begin(peer, false, item.profEvent);
+      }
     } else if (ring.nranks > 1) {
       begin(ring.rankAt(ring.index + 1), true, item.profEvent);
       begin(ring.rankAt(ring.index + ring.nranks - 1), false, item.profEvent);
