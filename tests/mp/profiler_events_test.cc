@@ -17,7 +17,9 @@
 // proxy thread's idle periods as ProxyCtrl events.
 #include <dlfcn.h>
 
+#include <chrono>
 #include <map>
+#include <thread>
 #include <string>
 #include <vector>
 
@@ -416,6 +418,9 @@ TEST_P(ProfilerProxyTest, ProxyOpsAndStepsOverTheNetwork) {
     RANK_NCCL_OK(ctx, ncclSend(v.data(), kCount, ncclFloat32, next, comm, nullptr));
     RANK_NCCL_OK(ctx, ncclRecv(w.data(), kCount, ncclFloat32, prev, comm, nullptr));
     RANK_NCCL_OK(ctx, ncclGroupEnd());
+    // Idle for a while, so that the proxy thread sleeps at least once (a ProxyCtrl event) even when
+    // the collectives kept it busy from start to end.
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
     RANK_NCCL_OK(ctx, ctx.destroyComm(comm));
 
     std::lock_guard<std::mutex> lock(log->mutex);

@@ -298,11 +298,7 @@ __attribute__((visibility("default"))) accl::test::RecordingLog* acclTestProfile
 
 __attribute__((visibility("default"))) void acclTestProfilerReset() {
   std::lock_guard<std::mutex> lock(gLog.mutex);
-  for (RecordedContext* c : gLog.contexts) {
-    for (RecordedEvent* e : c->events) delete e;
-    delete c;
-  }
-  gLog.contexts.clear();
+  gLog.clear();
 }
 
 #define ACCL_CAT2(a, b) a##b

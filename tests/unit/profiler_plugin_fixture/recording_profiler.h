@@ -56,6 +56,16 @@ struct RecordedContext {
 struct RecordingLog {
   std::mutex mutex;
   std::vector<RecordedContext*> contexts;  // owned, in init order
+
+  // Frees every context and event (no communicator may still use one).
+  void clear() {
+    for (RecordedContext* c : contexts) {
+      for (RecordedEvent* e : c->events) delete e;
+      delete c;
+    }
+    contexts.clear();
+  }
+  ~RecordingLog() { clear(); }
 };
 
 }  // namespace accl::test
