@@ -23,6 +23,7 @@ import sys
 LAYERS = [
     ("include", 0, False),
     ("src/util", 0, False),
+    ("src/profiler", 0, False),
     ("src/device/common", 1, False),
     ("src/device/simt", 1, False),
     ("src/device", 2, False),
@@ -59,7 +60,7 @@ SEAMS = [
     ]),
 ]
 LAYER_NAMES = {
-    0: "base (public header, util)",
+    0: "base (public header, util, profiler plugins)",
     1: "device vocabulary (element types, ops, FIFO protocol, SIMT layer)",
     2: "device runtime (GPU memory, device probe, CUDA Prims)",
     3: "topology and schedules",

@@ -38,6 +38,7 @@
 
 #include "device/common/fifo.h"
 #include "nccl.h"
+#include "profiler/proxy_op_marks.h"
 #include "transports/conn_region.h"
 #include "transports/peer_info.h"
 
@@ -93,6 +94,9 @@ struct ConnEnd {
   std::unique_ptr<TransportResources> resources;  // the transport's state for this end
   uint64_t ownedBytes = 0;   // memory this end allocated for the connection
   uint64_t mappedBytes = 0;  // the peer's memory this end maps
+  // With a profiler plugin: the operations the backend ran on this end, for a proxy's ProxyOp /
+  // ProxyStep events (profiler/proxy_op_marks.h). Untouched without one.
+  prof::ProxyOpMarks profOps;
 };
 
 // What one transport keeps for one communicator, opaque to everyone else (the network's: its
@@ -113,6 +117,8 @@ struct TransportCommInit {
   // Where a link that fails outside a close is reported (from the proxy thread): the
   // communicator's liveness service, which names the peer in every rank's error. Empty: nowhere.
   std::function<void(int peerRank, const std::string& detail)> linkLost;
+  // The communicator's profiler plugin context (null: none), for a proxy's events.
+  prof::CommProfiler* profiler = nullptr;
 };
 
 // One device of a network, as the tuner sees it.

@@ -3,43 +3,19 @@
 
 #include <dlfcn.h>
 
-#include <cstdarg>
-#include <cstdio>
 #include <cstring>
-#include <strings.h>
 
-#include <vector>
 
 #include "util/log.h"
 #include "util/params.h"
+#include "util/plugin_library.h"
 
 namespace accl {
 namespace {
 
-// The logger handed to plugins: their lines go through accl's log with their own level and
-// subsystem bits.
-void pluginLogger(int level, unsigned long flags, const char* file, int line, const char* fmt, ...) {
-  if (level <= kLogNone || level > logLevel()) return;
-  char buf[1024];
-  va_list ap;
-  va_start(ap, fmt);
-  std::vsnprintf(buf, sizeof(buf), fmt, ap);
-  va_end(ap);
-  logMessage(static_cast<LogLevel>(level), flags, file ? file : "tuner-plugin", line, "%s", buf);
-}
-
-struct Candidate {
-  std::string file;
-  bool explicitChoice;  // the user named it: failures are warnings
-};
-
-// The library names to try for a NCCL_TUNER_PLUGIN value; empty = no plugin.
-std::vector<Candidate> candidatesFor(const std::string& spec) {
-  if (spec.empty()) return {{"libnccl-tuner.so", false}};
-  if (strcasecmp(spec.c_str(), "none") == 0) return {};
-  if (spec.find('/') != std::string::npos) return {{spec, true}};
-  return {{"libnccl-tuner-" + spec + ".so", true}, {spec, true}};
-}
+// The logger handed to plugins (util/log.h pluginLogger): their lines go through accl's log with
+// their own level and subsystem bits, named after the plugin kind when they give no file.
+constexpr char kTunerOrigin[] = "tuner-plugin";
 
 }  // namespace
 
@@ -49,29 +25,20 @@ void TunerPlugin::load(const TunerPluginArgs& args, std::unique_ptr<TunerPlugin>
 
 void TunerPlugin::loadFrom(const std::string& spec, const TunerPluginArgs& args, std::unique_ptr<TunerPlugin>* out) {
   out->reset();
-  std::vector<Candidate> candidates = candidatesFor(spec);
-  if (candidates.empty()) {
+  PluginLibrary lib = openPluginLibrary("tuner", spec);
+  if (lib.disabled) {
     ACCL_INFO(ACCL_LOG_TUNING, "tuner plugin: disabled (NCCL_TUNER_PLUGIN=%s)", spec.c_str());
     return;
   }
-  void* handle = nullptr;
-  std::string file, firstError;
-  bool explicitChoice = candidates.front().explicitChoice;
-  for (const Candidate& c : candidates) {
-    handle = dlopen(c.file.c_str(), RTLD_NOW | RTLD_LOCAL);
-    if (handle) {
-      file = c.file;
-      break;
-    }
-    const char* err = dlerror();
-    if (firstError.empty()) firstError = err ? err : c.file;
-  }
+  void* handle = lib.handle;
+  const std::string& file = lib.file;
+  const bool explicitChoice = lib.explicitChoice;
   if (!handle) {
     if (explicitChoice)
       ACCL_WARN("tuner plugin: cannot load NCCL_TUNER_PLUGIN=%s (%s); using the built-in model", spec.c_str(),
-                firstError.c_str());
+                lib.error.c_str());
     else
-      ACCL_INFO(ACCL_LOG_TUNING, "tuner plugin: none (%s not found)", candidates.front().file.c_str());
+      ACCL_INFO(ACCL_LOG_TUNING, "tuner plugin: none (%s not found)", file.c_str());
     return;
   }
 
@@ -108,7 +75,7 @@ void TunerPlugin::loadFrom(const std::string& spec, const TunerPluginArgs& args,
       complete = api->init && api->getCollInfo;
       NvlDomainInfoV5 nvl = args.nvlDomains;
       if (complete)
-        res = api->init(&ctx, args.commId, args.nRanks, args.nNodes, pluginLogger, &nvl, args.constants);
+        res = api->init(&ctx, args.commId, args.nRanks, args.nNodes, pluginLogger<kTunerOrigin>, &nvl, args.constants);
       break;
     }
     case 5: {
@@ -117,28 +84,28 @@ void TunerPlugin::loadFrom(const std::string& spec, const TunerPluginArgs& args,
       complete = api->init && api->getCollInfo;
       NvlDomainInfoV5 nvl = args.nvlDomains;
       if (complete)
-        res = api->init(&ctx, args.commId, args.nRanks, args.nNodes, pluginLogger, &nvl, args.constants);
+        res = api->init(&ctx, args.commId, args.nRanks, args.nNodes, pluginLogger<kTunerOrigin>, &nvl, args.constants);
       break;
     }
     case 4: {
       auto* api = static_cast<const TunerPluginV4*>(p->api_);
       name = api->name;
       complete = api->init && api->getCollInfo;
-      if (complete) res = api->init(args.nRanks, args.nNodes, pluginLogger, &ctx);
+      if (complete) res = api->init(args.nRanks, args.nNodes, pluginLogger<kTunerOrigin>, &ctx);
       break;
     }
     case 3: {
       auto* api = static_cast<const TunerPluginV3*>(p->api_);
       name = api->name;
       complete = api->init && api->getCollInfo;
-      if (complete) res = api->init(args.nRanks, args.nNodes, pluginLogger, &ctx);
+      if (complete) res = api->init(args.nRanks, args.nNodes, pluginLogger<kTunerOrigin>, &ctx);
       break;
     }
     default: {
       auto* api = static_cast<const TunerPluginV2*>(p->api_);
       name = api->name;
       complete = api->init && api->getCollInfo;
-      if (complete) res = api->init(args.nRanks, args.nNodes, pluginLogger, &ctx);
+      if (complete) res = api->init(args.nRanks, args.nNodes, pluginLogger<kTunerOrigin>, &ctx);
       break;
     }
   }

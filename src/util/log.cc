@@ -124,6 +124,14 @@ void resetLogSettings() {
 
 void setLogDevice(int device) { tLogDevice = device; }
 
+void pluginLogMessage(const char* origin, int level, unsigned long flags, const char* file, int line,
+                      const char* fmt, va_list ap) {
+  if (level <= kLogNone || level > logLevel()) return;
+  char buf[1024];
+  vsnprintf(buf, sizeof(buf), fmt, ap);
+  logMessage(static_cast<LogLevel>(level), flags, file ? file : origin, line, "%s", buf);
+}
+
 void logMessage(LogLevel level, uint64_t subsys, const char* file, int line, const char* fmt, ...) {
   char msg[1024];
   va_list ap;

@@ -3,6 +3,7 @@
 // implementation and the text of the messages are accl's own.
 #pragma once
 
+#include <cstdarg>
 #include <cstdint>
 
 namespace accl {
@@ -41,6 +42,20 @@ enum LogSubsys : uint64_t {
 // process-wide last error (ncclGetLastError).
 void logMessage(LogLevel level, uint64_t subsys, const char* file, int line, const char* fmt, ...)
     __attribute__((format(printf, 5, 6)));
+
+// The logger accl hands to plugins (tuner, profiler: NCCL's ncclDebugLogger_t shape): a plugin's
+// line goes through logMessage with the plugin's own level and subsystem bits; `origin` names
+// the plugin kind when it passes no file.
+void pluginLogMessage(const char* origin, int level, unsigned long flags, const char* file, int line,
+                      const char* fmt, va_list ap);
+// That logger as a function to hand a plugin, for one origin (a static string).
+template <const char* kOrigin>
+void pluginLogger(int level, unsigned long flags, const char* file, int line, const char* fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  pluginLogMessage(kOrigin, level, flags, file, line, fmt, ap);
+  va_end(ap);
+}
 
 // Current level, after lazily parsing the environment once per process.
 LogLevel logLevel();

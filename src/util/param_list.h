@@ -85,6 +85,13 @@ ACCL_PARAM(NCCL_PROTO, Str, "",
 ACCL_PARAM(NCCL_TUNER_PLUGIN, Str, "",
            "Tuner plugin: a name (loads libnccl-tuner-<name>.so), a path to a .so, or \"none\" (unset: "
            "libnccl-tuner.so when it can be loaded, else no plugin).")
+ACCL_PARAM(NCCL_PROFILER_PLUGIN, Str, "",
+           "Profiler plugin: a name (loads libnccl-profiler-<name>.so), a path to a .so, or \"none\" (unset: "
+           "libnccl-profiler.so when it can be loaded, else no plugin). accl ships accl-trace "
+           "(libnccl-profiler-accl-trace.so), which writes a Chrome/Perfetto trace.")
+ACCL_PARAM(NCCL_PROFILE_EVENT_MASK, Str, "",
+           "Profiler events to ask for: the activation mask (NCCL's event bits, e.g. 4095 = every v5 event) a "
+           "profiler plugin's init starts from; the plugin may change it (unset: 0, the plugin decides).")
 ACCL_PARAM(NCCL_NET_OVERHEAD, Int, "-2",
            "GPU cost model: per-step network overhead in nanoseconds (-2: 1000 on Intel CPUs, 2000 on AMD).")
 ACCL_PARAM(NCCL_NTHREADS, Int, "-2", "GPU threads per channel for LL and Simple (multiple of 32; -2: 512).")

@@ -101,7 +101,13 @@ struct NetConnResources : TransportResources {
     NetRequest* data = nullptr;
     uint32_t info = 0;
     bool complete = false;
+    void* profEvent = nullptr;  // its ProxyStep event (null: none)
   } steps[kFifoSteps];
+
+  // Profiler (null: none): the communicator's context and the backend's marks of the operations
+  // on this end (ConnEnd::profOps), which parent the ProxyStep events (net_profile.cc).
+  prof::CommProfiler* prof = nullptr;
+  prof::ProxyOpMarks* profOps = nullptr;
 
   // The address of this end's memory at `p` (a host address in mem) as the Prims use it.
   void* forPrims(void* p) const { return memDevice + (static_cast<char*>(p) - mem); }
@@ -119,6 +125,14 @@ struct NetConnResources : TransportResources {
   // Frees the memory (pinned or not).
   void releaseMemory();
 };
+
+// ProxyStep events (net_profile.cc), each a no-op without a profiler: a step of this end was
+// posted to the device (`bytes` of payload; its operation's ProxyOp parents it), and the step is
+// complete (the operations whose steps are all complete get their ProxyOp stopped). Teardown
+// stops whatever is still open.
+void netProfileStepPosted(NetConnResources* r, uint64_t step, size_t bytes);
+void netProfileStepDone(NetConnResources* r, uint64_t step);
+void netProfileRetireAll(NetConnResources* r);
 
 // Proxy progress of each end (net_send_progress.cc, net_recv_progress.cc).
 ncclResult_t netSendProgress(NetConnResources* r, bool* progressed);

@@ -45,6 +45,7 @@ TransportNic nicOf(const NetProperties& p) { return TransportNic{p.name, p.pciPa
 std::unique_ptr<TransportCommState> netCommInit(const TransportCommInit& init) {
   auto ctx = std::make_unique<NetContext>(NetChoice{init.netName, init.commHash, init.trafficClass}, init.rank);
   if (init.linkLost) ctx->setFailureHook(init.linkLost);
+  ctx->setProfiler(init.profiler);
   return ctx;
 }
 

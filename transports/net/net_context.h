@@ -53,6 +53,14 @@ class NetContext : public TransportCommState {
     if (failureHook_) failureHook_(peerRank, detail);
   }
 
+  // The communicator's profiler plugin context, for the proxy's ProxyOp / ProxyStep events
+  // (null: none; it outlives this context).
+  prof::CommProfiler* profiler() const { return profiler_; }
+  void setProfiler(prof::CommProfiler* p) {
+    profiler_ = p;
+    proxy_.setProfiler(p);
+  }
+
   NetProxy& proxy() { return proxy_; }
   // Before the connections go: lets the proxy send what the senders' Prims already published (an
   // operation is complete for its sender once its last step is in the staging FIFO), unless the
@@ -75,6 +83,7 @@ class NetContext : public TransportCommState {
   NetProperties props_;
   DeviceMatcher matcher_;
   FailureHook failureHook_;
+  prof::CommProfiler* profiler_ = nullptr;
   NetProxy proxy_;  // declared after the device: stopped before the device goes away
 };
 

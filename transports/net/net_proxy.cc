@@ -107,6 +107,7 @@ void NetProxy::loop() {
   keepLastErrorOnThisThread();  // ncclGetLastError is the caller's: a proxy WARN must not replace it
   int64_t lastProgressUs = nowNs() / 1000;
   std::vector<uint32_t> seen;
+  void* idle = nullptr;  // the ProxyCtrl event of the idle period now running
   while (!stopping_.load(std::memory_order_acquire)) {
     bool progressed = false;
     {
@@ -125,6 +126,11 @@ void NetProxy::loop() {
     const int64_t now = nowNs() / 1000;
     if (progressed) {
       lastProgressUs = now;
+      if (idle) {
+        prof_->record(idle, prof::kProxyCtrlWakeup);
+        prof_->stop(idle);
+        idle = nullptr;
+      }
       continue;
     }
     const int64_t idleUs = now - lastProgressUs;
@@ -133,8 +139,15 @@ void NetProxy::loop() {
       continue;
     }
     const long pauseUs = idleUs < 5000 ? 20 : idleUs < 50000 ? 100 : kMaxIdleSleepUs;
+    if (!idle && prof_ && prof_->wants(prof::kProxyCtrl)) {
+      prof::Event e;
+      e.d.type = prof::kProxyCtrl;
+      idle = prof_->start(e);
+      prof_->record(idle, prof::kProxyCtrlSleep);
+    }
     sleepOnDoorbells(seen, pauseUs);
   }
+  if (idle) prof_->stop(idle);
 }
 
 }  // namespace accl

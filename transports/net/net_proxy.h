@@ -11,6 +11,9 @@
 // local Prims publish: the sender's staging tail, the receiver's head copy), waiting on all of them
 // at once with futex_waitv, so a step the local Prims publish wakes it at once; what arrives from
 // the network is found by the next sweep.
+//
+// Profiler: each idle period (from the first sleep after progress to the next progress) is one
+// ProxyCtrl event with the states Sleep, then Wakeup when work returns.
 #pragma once
 
 #include <time.h>
@@ -23,6 +26,7 @@
 #include <vector>
 
 #include "nccl.h"
+#include "profiler/comm_profiler.h"
 
 namespace accl {
 
@@ -52,6 +56,8 @@ class NetProxy {
   template <class Busy, class Progress>
   bool drain(Busy&& busy, Progress&& progress, int64_t stallMs, int64_t maxMs);
   bool running() const { return running_.load(std::memory_order_acquire); }
+  // The communicator's profiler (null: none); set before the first add().
+  void setProfiler(prof::CommProfiler* p) { prof_ = p; }
   // Sweeps done since start (for tests).
   uint64_t sweeps() const { return sweeps_.load(std::memory_order_relaxed); }
 
@@ -73,6 +79,7 @@ class NetProxy {
   std::atomic<bool> running_{false};
   std::atomic<bool> stopping_{false};
   std::atomic<uint64_t> sweeps_{0};
+  prof::CommProfiler* prof_ = nullptr;
 };
 
 template <class Busy, class Progress>

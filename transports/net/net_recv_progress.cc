@@ -94,6 +94,7 @@ ncclResult_t netRecvProgress(NetConnResources* r, bool* progressed) {
     bool posted = false;
     ACCL_CHECK(postPayload(r, s, &posted));
     if (!posted) break;
+    if (r->prof) netProfileStepPosted(r, s, r->headers[s % kFifoSteps].info & ~kFifoStepLL);
     r->hdrReady = false;
     r->postStep++;
     *progressed = true;
@@ -118,8 +119,11 @@ ncclResult_t netRecvProgress(NetConnResources* r, bool* progressed) {
     FifoCounter* tail = r->tail();
     counter(tail).store(r->doneStep, std::memory_order_seq_cst);
     wakeSleepers(tail->sleepers, tail->value);
+    if (r->prof) netProfileStepDone(r, s);
     *progressed = true;
   }
+  // An operation whose steps all landed before (or without) its receiver's marks ends here.
+  if (r->prof) r->profOps->retire(*r->prof, r->doneStep);
   if (r->peerLeft && !r->closedLocally && r->doneStep == r->postStep) {
     // Like a local peer that closes: a Prims that waits for more learns it from `closed`.
     r->closedLocally = true;

@@ -68,6 +68,7 @@ ncclResult_t netSendProgress(NetConnResources* r, bool* progressed) {
       st.data = req;
     }
     r->hdrPosted = false;
+    if (r->prof) netProfileStepPosted(r, s, bytes);
     r->postStep++;
     *progressed = true;
   }
@@ -78,8 +79,11 @@ ncclResult_t netSendProgress(NetConnResources* r, bool* progressed) {
     r->doneStep++;
     counter(r->head).store(r->doneStep, std::memory_order_seq_cst);
     wakeSleepers(r->head->sleepers, r->head->value);
+    if (r->prof) netProfileStepDone(r, r->doneStep - 1);
     *progressed = true;
   }
+  // An operation the backend finished after its last step went out ends here.
+  if (r->prof) r->profOps->retire(*r->prof, r->doneStep);
   if (r->closing && !r->byeDone && r->doneStep == published) {
     if (!r->byeReq) {
       NetStepHeader* h = &r->headers[r->doneStep % kFifoSteps];

@@ -27,6 +27,7 @@
 namespace accl {
 
 NetConnResources::~NetConnResources() {
+  netProfileRetireAll(this);
   if (net) {
     if (mhandle) net->deregMr(sendComm ? static_cast<void*>(sendComm) : static_cast<void*>(recvComm), mhandle);
     if (sendComm) net->closeSend(sendComm);
@@ -154,6 +155,8 @@ ncclResult_t newResources(const ConnSetup& s, ConnSide side, ConnEnd* end, NetCo
   r->rank = s.self->rank;
   r->peerRank = s.peer->rank;
   r->channel = s.channel;
+  r->prof = ctx->profiler();
+  r->profOps = &end->profOps;
   r->cudaDev = s.self->gpuFifos == 1 ? s.self->cudaDev : -1;  // the kernel reaches the FIFO
   r->peerHost.assign(s.peer->place.hostname, strnlen(s.peer->place.hostname, sizeof(s.peer->place.hostname)));
   ncclResult_t rc = ctx->device(&r->net);

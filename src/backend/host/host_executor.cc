@@ -5,6 +5,7 @@
 #include "backend/host/host_backend.h"
 #include "backend/host/host_one_shot.h"
 #include "backend/host/host_prims.h"
+#include "backend/host/host_profile.h"
 #include "util/check.h"
 
 namespace accl {
@@ -71,16 +72,26 @@ ncclResult_t runColl(HostBackend& b, int channel, const CollWork& w) {
   return exec.result();
 }
 
+ncclResult_t runItem(HostBackend& b, int channel, const PlanItem& item) {
+  if (!item.isColl) return b.runP2pBatch(channel, item.p2p);
+  if (item.oneShot) return hostOneShotAllReduce(b, channel, item.coll);
+  return runColl(b, channel, item.coll);
+}
+
 }  // namespace
 
 ncclResult_t hostRunChannel(HostBackend& b, int channel, const Plan& plan) {
+  prof::CommProfiler* profiler = b.view().facts().profiler;
   for (const PlanItem& item : plan.channels[channel]) {
-    if (!item.isColl) {
-      ACCL_CHECK(b.runP2pBatch(channel, item.p2p));
-    } else if (item.oneShot) {
-      ACCL_CHECK(hostOneShotAllReduce(b, channel, item.coll));
+    if (profiler && profiler->wants(prof::kTreeBelowTask)) {
+      ChannelEvents channelEvents(*profiler, channel, item);
+      ProxyOpEvents proxyOps(*profiler, b, channel, item);
+      ncclResult_t res = runItem(b, channel, item);
+      proxyOps.finish();
+      channelEvents.stop();
+      ACCL_CHECK(res);
     } else {
-      ACCL_CHECK(runColl(b, channel, item.coll));
+      ACCL_CHECK(runItem(b, channel, item));
     }
   }
   return ncclSuccess;

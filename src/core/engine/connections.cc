@@ -141,6 +141,7 @@ TransportCommState* ConnectionTable::commState(ncclComm* comm, int transport) {
     init.commHash = comm->commHash;
     init.netName = comm->config.netName;
     init.trafficClass = comm->config.base.trafficClass;
+    init.profiler = profiler;
     init.linkLost = [comm](int peer, const std::string& detail) {
       if (comm->engine) livenessReportLinkLost(comm->engine->health.get(), peer, detail);
     };

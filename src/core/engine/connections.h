@@ -81,6 +81,9 @@ class ConnectionTable {
   // NCCL_LL_BUFFSIZE; host defaults when unset).
   static FifoLayout hostLayout();
 
+  // The communicator's profiler plugin context (null: none), handed to each transport's state.
+  prof::CommProfiler* profiler = nullptr;
+
  private:
   // Each transport's state for this communicator, by registry index (null until first use);
   // declared before conns_ so that it outlives them (the network's proxy and device serve its

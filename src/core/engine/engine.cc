@@ -9,6 +9,7 @@
 #include "core/engine/tree_builder.h"
 #include "util/check.h"
 #include "util/log.h"
+#include "util/params.h"
 
 namespace accl {
 
@@ -59,6 +60,17 @@ CommFacts factsOf(const ncclComm& comm) {
   return f;
 }
 
+// The profiler plugin's context for a new communicator (null: none configured or it failed).
+std::unique_ptr<prof::CommProfiler> createCommProfiler(const ncclComm& comm) {
+  prof::PluginCommInfo info;
+  info.commId = comm.commHash;
+  info.commName = comm.config.commName.c_str();
+  info.nNodes = comm.layout.nNodes;
+  info.nRanks = comm.nranks;
+  info.rank = comm.rank;
+  return prof::CommProfiler::create(paramStr("NCCL_PROFILER_PLUGIN"), paramStr("NCCL_PROFILE_EVENT_MASK"), info);
+}
+
 // The peers this rank exchanges with in a one-round all-reduce: every other rank.
 std::vector<int> everyOtherRank(const ncclComm& comm) {
   std::vector<int> peers;
@@ -75,6 +87,9 @@ ncclResult_t CommEngine::create(ncclComm* comm, std::unique_ptr<CommEngine>* out
   auto engine = std::make_unique<CommEngine>(comm);
   ACCL_CHECK(algoProtoFilterFromEnv(&engine->filter));
   engine->facts = factsOf(*comm);
+  engine->profiler = createCommProfiler(*comm);
+  engine->facts.profiler = engine->profiler.get();
+  engine->conns.profiler = engine->profiler.get();
   ACCL_CHECK(createBackend(comm->backend, EngineView(engine.get()), &engine->backend));
   CommBackend& backend = *engine->backend;
   engine->layout = backend.fifoLayout();

@@ -20,6 +20,7 @@
 #include "core/engine/red_op_registry.h"
 #include "core/comm/suspend_gate.h"
 #include "nccl.h"
+#include "profiler/comm_profiler.h"
 #include "tuner/algo_proto_filter.h"
 #include "tuner/tuner.h"
 
@@ -56,6 +57,9 @@ class CommEngine {
   void attachHealth(std::shared_ptr<const CommHealth> h);
 
   ncclComm* comm;
+  // The profiler plugin's context for this communicator (null: no plugin, the usual case).
+  // Declared first: finalized after the backend and the connections that report to it stop.
+  std::unique_ptr<prof::CommProfiler> profiler;
   CommFacts facts;  // what the backend may know of the communicator (filled before it is created)
   int nChannels = 1;
   std::vector<ChannelPeers> channels;
@@ -74,6 +78,7 @@ class CommEngine {
   CachedChoice choiceCache[64];
   ncclResult_t choose(FuncId func, size_t bytes, TunerChoice* out);
   uint64_t collOpCount = 0;  // collectives planned so far (the COLL log line's opCount)
+  uint64_t collSeqByFunc[kNumFilterFuncs] = {};  // collectives planned so far per function (profiler seqNumber)
   std::shared_ptr<const CommHealth> health;  // liveness' failure record (null until attached)
   // The plans of this communicator's launches; declared before the backend, which returns
   // in-flight plans to it until it is destroyed.

@@ -16,6 +16,9 @@
 namespace accl {
 
 class CommEngine;
+namespace prof {
+class CommProfiler;
+}
 
 // What a backend may know of its communicator; fixed at init.
 struct CommFacts {
@@ -31,6 +34,7 @@ struct CommFacts {
   int minCTAs = 1;          // ncclConfig_t channel bounds (NCCL_MIN_CTAS / NCCL_MAX_CTAS applied)
   int maxCTAs = kMaxChannels;
   const std::atomic<int>* abortFlag = nullptr;  // raised by ncclCommAbort and by peer failures
+  prof::CommProfiler* profiler = nullptr;       // the profiler plugin's context; null: none
 };
 
 class EngineView {

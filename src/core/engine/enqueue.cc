@@ -14,6 +14,7 @@
 #include "core/comm/comm.h"
 #include "core/comm/comm_memory.h"
 #include "core/engine/engine.h"
+#include "core/engine/enqueue_profile.h"
 #include "core/engine/group.h"
 #include "core/engine/launch_record.h"
 #include "core/liveness/liveness.h"
@@ -31,6 +32,10 @@ struct Task {
   P2pCall p2p;
   DevRedOp op;
   CollCallConfig cfg;  // per-call settings of a nccl*Config collective (cfg.given)
+  // Profiler handles (enqueue_profile.h), null without a plugin: the API call's event and the
+  // operation's Coll / P2p event of the launch.
+  void* apiEvent = nullptr;
+  void* taskEvent = nullptr;
 };
 
 struct CommTasks {
@@ -40,6 +45,9 @@ struct CommTasks {
   // the group end can tell (core/comm/comm_lifetime.h). An implicit group runs inside the call, which
   // holds the communicator.
   std::unique_ptr<CommPin> pin;
+  // The communicator's profiler, and its GroupApi event for this group (null: none).
+  prof::CommProfiler* prof = nullptr;
+  void* groupApiEvent = nullptr;
 };
 
 // This thread's pending tasks: entries [0, tPendingCount) are live; the rest keep their
@@ -47,18 +55,35 @@ struct CommTasks {
 thread_local std::vector<CommTasks> tPending;
 thread_local size_t tPendingCount = 0;
 
-void addTask(ncclComm* comm, const Task& t, bool pin) {
+// Appends `t` to the communicator's entry (made on its first task of the group); returns the entry.
+// `explicitGroup`: the call is inside the user's ncclGroupStart (pin the communicator).
+CommTasks& addTask(ncclComm* comm, const Task& t, bool explicitGroup) {
   for (size_t i = 0; i < tPendingCount; ++i)
     if (tPending[i].comm == comm) {
       tPending[i].tasks.push_back(t);
-      return;
+      return tPending[i];
     }
   if (tPendingCount == tPending.size()) tPending.emplace_back();
   CommTasks& ct = tPending[tPendingCount++];
   ct.comm = comm;
   ct.tasks.clear();
   ct.tasks.push_back(t);
-  if (pin) ct.pin = std::make_unique<CommPin>(comm);
+  if (explicitGroup) ct.pin = std::make_unique<CommPin>(comm);
+  ct.prof = comm->engine->profiler.get();
+  // NCCL's depth counts the call's own implicit level: 1 for a lone call, 2 inside one group.
+  ct.groupApiEvent = ct.prof ? profStartGroupApi(*ct.prof, groupDepth() + (explicitGroup ? 1 : 0)) : nullptr;
+  return ct;
+}
+
+// Stops the GroupApi events of the first `count` entries (their group is over). Called while the
+// group's communicators are still held; one destroyed inside the group has no engine any more,
+// and its profiler has finalized already.
+void endGroupApiEvents(size_t count) {
+  for (size_t i = 0; i < count; ++i) {
+    CommTasks& ct = tPending[i];
+    if (ct.groupApiEvent && ct.comm->engine) ct.prof->stop(ct.groupApiEvent);
+    ct.groupApiEvent = nullptr;
+  }
 }
 
 // Ends the first `count` entries' pins (the group is over).
@@ -122,16 +147,27 @@ ncclResult_t checkColl(ncclComm* comm, const CollCall& c, DevRedOp* op) {
   return ncclSuccess;
 }
 
-// Runs a task now (outside a group) or adds it to the group.
+// Runs a task now (outside a group) or adds it to the group. With a profiler, the call is an
+// API event under the group's GroupApi event, stopped when the call returns.
 ncclResult_t submit(ncclComm* comm, const Task& t, const char* name) {
   const bool implicit = !inGroup();
   if (implicit) groupStart();
-  addTask(comm, t, /*pin=*/!implicit);
-  return implicit ? groupEnd(name) : ncclSuccess;
+  CommTasks& ct = addTask(comm, t, /*explicitGroup=*/!implicit);
+  prof::CommProfiler* prof = ct.prof;
+  void* api = nullptr;
+  if (prof) {
+    Task& added = ct.tasks.back();
+    api = added.isColl ? profStartCollApi(*prof, ct.groupApiEvent, added.coll)
+                       : profStartP2pApi(*prof, ct.groupApiEvent, added.p2p);
+    added.apiEvent = api;
+  }
+  ncclResult_t res = implicit ? groupEnd(name) : ncclSuccess;
+  if (api) prof->stop(api);
+  return res;
 }
 
 // Adds one collective's per-channel work items to the plan.
-ncclResult_t planColl(ncclComm* comm, const Task& t, Plan* plan) {
+ncclResult_t planColl(ncclComm* comm, Task& t, const LaunchEvents& events, Plan* plan) {
   CommEngine& e = *comm->engine;
   const CollCall& c = t.coll;
   const size_t elem = dtypeSize(c.type);
@@ -146,6 +182,10 @@ ncclResult_t planColl(ncclComm* comm, const Task& t, Plan* plan) {
   // The one-round all-reduce exchanges whole vectors: always one channel.
   const int nCh = oneShot ? 1 : boundChannels(choice.nChannels, t.cfg, e.nChannels);
   logColl(comm, t, e.collOpCount++, choice, nCh);
+  const uint64_t seq = e.collSeqByFunc[c.func]++;
+  if (events.prof)
+    t.taskEvent = profStartColl(events, t.apiEvent, c, static_cast<uint32_t>(c.op), choice, nCh, seq,
+                                collBytes(comm, c), t.cfg.profilerTag);
   const size_t chunk = e.backend->chunkElems(static_cast<ProtoId>(choice.proto), elem);
   for (int ch = 0; ch < nCh; ++ch) {
     CollWork w{};
@@ -165,6 +205,7 @@ ncclResult_t planColl(ncclComm* comm, const Task& t, Plan* plan) {
     item.coll = w;
     item.oneShot = oneShot;
     item.profilerTag = t.cfg.profilerTag;
+    item.profEvent = t.taskEvent;
     plan->channels[ch].push_back(item);
   }
   if (nCh > plan->nChannelsUsed) plan->nChannelsUsed = nCh;
@@ -173,7 +214,7 @@ ncclResult_t planColl(ncclComm* comm, const Task& t, Plan* plan) {
 
 // Sends and receives to this rank itself are matched in call order and become the plan's local
 // copies: the backend runs them with the launch (on its stream, after the stream's earlier work).
-ncclResult_t matchSelfTransfers(ncclComm* comm, const std::vector<const Task*>& batch, Plan* plan) {
+ncclResult_t matchSelfTransfers(ncclComm* comm, const std::vector<Task*>& batch, Plan* plan) {
   std::vector<const P2pCall*> sends, recvs;
   for (const Task* t : batch)
     if (t->p2p.peer == comm->rank) (t->p2p.isSend ? sends : recvs).push_back(&t->p2p);
@@ -193,15 +234,17 @@ ncclResult_t matchSelfTransfers(ncclComm* comm, const std::vector<const Task*>& 
 
 // Adds a batch of consecutive send/recv tasks to the plan: each transfer is cut into the same
 // per-channel pieces on both sides (both know the count and type).
-ncclResult_t planP2p(ncclComm* comm, const std::vector<const Task*>& batch, Plan* plan) {
+ncclResult_t planP2p(ncclComm* comm, const std::vector<Task*>& batch, const LaunchEvents& events, Plan* plan) {
   ACCL_CHECK(matchSelfTransfers(comm, batch, plan));
   CommEngine& e = *comm->engine;
   std::vector<std::vector<P2pWork>> perChannel(e.nChannels);
-  for (const Task* t : batch) {
+  std::vector<std::vector<void*>> perChannelEvents(events.prof ? e.nChannels : 0);
+  for (Task* t : batch) {
     const P2pCall& p = t->p2p;
+    const int nCh = p.peer == comm->rank ? 0 : channelsFor(e, p);
+    if (events.prof) t->taskEvent = profStartP2p(events, t->apiEvent, p, nCh);
     if (p.peer == comm->rank) continue;
     const size_t elem = dtypeSize(p.type);
-    const int nCh = channelsFor(e, p);
     for (int ch = 0; ch < nCh; ++ch) {
       P2pWork w{};
       w.isSend = p.isSend;
@@ -214,6 +257,7 @@ ncclResult_t planP2p(ncclComm* comm, const std::vector<const Task*>& batch, Plan
       w.chanCount = p.count * (ch + 1) / nCh - w.chanOffset;
       w.chunkElems = e.backend->chunkElems(kProtoSimple, elem);
       perChannel[ch].push_back(w);
+      if (events.prof) perChannelEvents[ch].push_back(t->taskEvent);
     }
     if (nCh > plan->nChannelsUsed) plan->nChannelsUsed = nCh;
   }
@@ -222,31 +266,42 @@ ncclResult_t planP2p(ncclComm* comm, const std::vector<const Task*>& batch, Plan
     PlanItem item;
     item.isColl = false;
     item.p2p = std::move(perChannel[ch]);
+    if (events.prof) item.p2pEvents = std::move(perChannelEvents[ch]);
     plan->channels[ch].push_back(std::move(item));
   }
   return ncclSuccess;
 }
 
 // Fills `plan` (fresh from the pool, empty) with the tasks' work items and streams.
-ncclResult_t buildPlan(ncclComm* comm, const std::vector<Task>& tasks, Plan* plan) {
-  std::vector<const Task*> batch;
-  for (const Task& t : tasks) {
+ncclResult_t buildPlan(ncclComm* comm, std::vector<Task>& tasks, const LaunchEvents& events, Plan* plan) {
+  std::vector<Task*> batch;
+  for (Task& t : tasks) {
     plan->addStream(t.isColl ? t.coll.stream : t.p2p.stream);
     if (!t.isColl) {
       batch.push_back(&t);
       continue;
     }
-    if (!batch.empty()) ACCL_CHECK(planP2p(comm, batch, plan));
+    if (!batch.empty()) ACCL_CHECK(planP2p(comm, batch, events, plan));
     batch.clear();
-    ACCL_CHECK(planColl(comm, t, plan));
+    ACCL_CHECK(planColl(comm, t, events, plan));
   }
-  if (!batch.empty()) ACCL_CHECK(planP2p(comm, batch, plan));
+  if (!batch.empty()) ACCL_CHECK(planP2p(comm, batch, events, plan));
   return ncclSuccess;
+}
+
+// Stops the launch's Coll / P2p events (handed to the backend, or failed) and its Group event.
+void stopLaunchEvents(const LaunchEvents& events, std::vector<Task>& tasks) {
+  if (!events.prof) return;
+  for (Task& t : tasks) {
+    events.prof->stop(t.taskEvent);
+    t.taskEvent = nullptr;
+  }
+  events.prof->stop(events.group);
 }
 
 // Connects the peers of this launch's own plan and has the backend launch it. The backend gives
 // the plan back to the pool when the launch completes; a plan that never starts goes back here.
-ncclResult_t connectAndLaunch(CommEngine& e, std::unique_ptr<Plan> plan) {
+ncclResult_t connectAndLaunch(CommEngine& e, std::unique_ptr<Plan> plan, const LaunchEvents& events) {
   e.plans.count(*plan);
   struct Prepare {  // CommBackend::beginPrepare/endPrepare around the whole launch
     CommBackend& b;
@@ -255,13 +310,19 @@ ncclResult_t connectAndLaunch(CommEngine& e, std::unique_ptr<Plan> plan) {
     ~Prepare() { b.endPrepare(saved); }
   } prepare(*e.backend);
   ncclResult_t res = e.connectPlan(*plan);
-  if (res == ncclSuccess) return e.backend->launch(std::move(plan));
+  if (res == ncclSuccess) {
+    void* launchEvent = events.prof ? profStartKernelLaunch(*events.prof, events.groupApi, plan->streams[0]) : nullptr;
+    res = e.backend->launch(std::move(plan));
+    if (launchEvent) events.prof->stop(launchEvent);
+    return res;
+  }
   e.plans.recycle(std::move(plan));
   return res;
 }
 
 // Runs one communicator's tasks; the caller holds the communicator.
-ncclResult_t runComm(ncclComm* comm, const std::vector<Task>& tasks) {
+ncclResult_t runComm(ncclComm* comm, CommTasks& ct) {
+  std::vector<Task>& tasks = ct.tasks;
   const char* name = tasks.front().isColl ? tasks.front().coll.name : tasks.front().p2p.name;
   // Revoked or failed (ncclCommRevoke, a shrink with NCCL_SHRINK_ABORT, or a failure on another
   // thread) after the operations were queued.
@@ -278,12 +339,21 @@ ncclResult_t runComm(ncclComm* comm, const std::vector<Task>& tasks) {
   ACCL_CHECK(record.start());
   CommEngine& e = *comm->engine;
   std::unique_ptr<Plan> plan = e.plans.acquire(e.nChannels);
-  ncclResult_t built = buildPlan(comm, tasks, plan.get());
+  LaunchEvents events;
+  if (ct.prof) {
+    events.prof = ct.prof;
+    events.groupApi = ct.groupApiEvent;
+    ct.prof->record(ct.groupApiEvent, prof::kGroupEndApiStart);
+    events.group = profStartGroup(*ct.prof);
+  }
+  ncclResult_t built = buildPlan(comm, tasks, events, plan.get());
   if (built != ncclSuccess || plan->empty()) {
     e.plans.recycle(std::move(plan));
+    stopLaunchEvents(events, tasks);
     return built;
   }
-  ncclResult_t res = connectAndLaunch(e, std::move(plan));
+  ncclResult_t res = connectAndLaunch(e, std::move(plan), events);
+  stopLaunchEvents(events, tasks);
   if (res == ncclSuccess) return res;
   const int stop = comm->abortFlag.load();
   if (res != ncclSuccess && res != ncclInvalidUsage && stop != 0 && stop != kAbortByPeerFailure) {
@@ -376,6 +446,7 @@ ncclResult_t enqueueP2p(ncclComm* comm, const P2pCall& call) {
 }
 
 void discardGroupTasks() {
+  endGroupApiEvents(tPendingCount);
   unpinPending(tPendingCount);
   tPendingCount = 0;
 }
@@ -445,13 +516,14 @@ ncclResult_t launchGroupTasks() {
   ncclResult_t held = holdGroupComms(count, &holds);
   if (held == ncclSuccess && count > 1) held = checkStreamsOfOneCommunicator(count);
   if (held != ncclSuccess) {
+    endGroupApiEvents(count);
     holds.clear();
     unpinPending(count);
     return held;
   }
   ncclResult_t result = ncclSuccess;
   if (count == 1) {
-    result = runComm(tPending[0].comm, tPending[0].tasks);
+    result = runComm(tPending[0].comm, tPending[0]);
   } else {
     // Several communicators from one thread (e.g. one thread driving every rank): each may wait
     // on the others — connecting a plan is a handshake with the peers, and a blocking backend's
@@ -461,11 +533,12 @@ ncclResult_t launchGroupTasks() {
     std::vector<CommTasks>& pending = tPending;  // this thread's list (tPending is thread-local)
     std::vector<std::thread> threads;
     for (size_t i = 0; i < count; ++i)
-      threads.emplace_back([&, i] { results[i] = runComm(pending[i].comm, pending[i].tasks); });
+      threads.emplace_back([&, i] { results[i] = runComm(pending[i].comm, pending[i]); });
     for (std::thread& th : threads) th.join();
     for (ncclResult_t r : results)
       if (r != ncclSuccess && result == ncclSuccess) result = r;
   }
+  endGroupApiEvents(count);
   holds.clear();
   unpinPending(count);
   return result;

@@ -23,6 +23,11 @@ struct PlanItem {
   // isColl only: ncclCollConfig_t.userProfilerTag of the call (0: untagged), for a profiler.
   uint64_t profilerTag = 0;
   std::vector<P2pWork> p2p;  // when !isColl
+  // With a profiler plugin (profiler/comm_profiler.h): the Coll event this item belongs to, or
+  // per entry of p2p its P2p event, parents of the backend's KernelCh events. Null / empty
+  // without a plugin.
+  void* profEvent = nullptr;
+  std::vector<void*> p2pEvents;
 };
 
 // A send to this rank itself matched with its receive: a copy on the launch's stream (CUDA) or
