@@ -33,6 +33,13 @@ std::unique_ptr<CommProfiler> CommProfiler::create(const std::string& spec, cons
               p->plugin_->name(), static_cast<int>(res), info.rank);
     return nullptr;  // nothing to finalize
   }
+  if (ctx == nullptr) {
+    // Accepted without a context: the plugin declines this communicator (NVIDIA's Inspector when
+    // it cannot start). NCCL then sends it neither events nor finalize; neither do we.
+    ACCL_INFO(ACCL_LOG_INIT | ACCL_LOG_PROFILE, "profiler plugin %s: init on rank %d left no context; this "
+              "communicator runs without it", p->plugin_->name(), info.rank);
+    return nullptr;
+  }
   p->ctx_ = ctx;
   p->initialized_ = true;
   p->mask_ = static_cast<uint64_t>(static_cast<uint32_t>(mask)) & eventsKnownTo(p->plugin_->version());

@@ -270,6 +270,18 @@ TEST(ProfilerPlugin, FailingInitMeansNoProfilerForThatCommunicator) {
   EXPECT_EQ(fixture.only(), nullptr);
 }
 
+// A plugin may accept init yet leave no context (NVIDIA's Inspector does when it cannot start,
+// and its finalize then dereferences the null context): as NCCL, the communicator runs without
+// it and neither events nor finalize reach it.
+TEST(ProfilerPlugin, InitWithoutAContextMeansNoProfilerAndNoFinalize) {
+  FixtureLog fixture(6);
+  ScopedEnvVar fail("ACCL_TEST_PROFILER_FAIL", "nullcontext");
+  EXPECT_EQ(CommProfiler::create(fixturePath(6), "", commInfo()), nullptr);
+  std::lock_guard<std::mutex> lock(fixture.log->mutex);
+  EXPECT_EQ(fixture.log->declinedInits, 1);
+  EXPECT_TRUE(fixture.log->contexts.empty());
+}
+
 class ProfilerCallError : public testing::TestWithParam<const char*> {};
 
 // An error from any event call turns the plugin off for the communicator with one warning;

@@ -64,6 +64,14 @@ ncclResult_t initCommon(void** context, int* mask, uint64_t commId, const char* 
                         int rank) {
   const char* f = std::getenv("ACCL_TEST_PROFILER_FAIL");
   if (f && std::strcmp(f, "init") == 0) return ncclInternalError;
+  if (f && std::strcmp(f, "nullcontext") == 0) {
+    // As NVIDIA's Inspector does when it cannot start: success, no context, and a finalize that
+    // would dereference it.
+    std::lock_guard<std::mutex> lock(gLog.mutex);
+    ++gLog.declinedInits;
+    *context = nullptr;
+    return ncclSuccess;
+  }
   auto* c = new RecordedContext();
   c->version = FIXTURE_VERSION;
   c->commId = commId;

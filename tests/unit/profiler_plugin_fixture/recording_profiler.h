@@ -56,6 +56,7 @@ struct RecordedContext {
 struct RecordingLog {
   std::mutex mutex;
   std::vector<RecordedContext*> contexts;  // owned, in init order
+  int declinedInits = 0;  // ACCL_TEST_PROFILER_FAIL=nullcontext: inits that succeeded with no context
 
   // Frees every context and event (no communicator may still use one).
   void clear() {
@@ -64,6 +65,7 @@ struct RecordingLog {
       delete c;
     }
     contexts.clear();
+    declinedInits = 0;
   }
   ~RecordingLog() { clear(); }
 };
