@@ -3,8 +3,9 @@
 // CudaBackend packs it, and one 64-thread block per rank runs the packed items through a function
 // table filled by the kernels' own fill templates — ring and tree all-reduce (float sum), an
 // all-gather (a copy collective, carried in bytes) and a point-to-point batch, for 1-4 ranks and
-// every protocol — against closed-form results; plus the abort flag and a missing kernel landing
-// in the error word. No GPU needed.
+// every protocol — against closed-form results (a batch between collectives also at 32 to 512
+// threads per block); plus the abort flag and a missing kernel landing in the error word. No GPU
+// needed.
 #include <gtest/gtest.h>
 
 #include <atomic>
@@ -102,8 +103,9 @@ CollWork collWork(FuncId func, AlgoId algo, ProtoId proto, ncclDataType_t type, 
 }
 
 // `mask` picks the items: 1 ring all-reduce, 2 all-gather, 4 tree all-reduce, 8 p2p batch, 16
-// makes the p2p transfers longer than the FIFO (more steps than kFifoSteps).
-std::string runMixedLaunch(int n, ProtoId proto, size_t count, unsigned mask = 15) {
+// makes the p2p transfers longer than the FIFO (more steps than kFifoSteps), 32 runs the ring
+// all-reduce again after the batch (with mask 1). `blockDim` threads per rank.
+std::string runMixedLaunch(int n, ProtoId proto, size_t count, unsigned mask = 15, int blockDim = 64) {
   TestNet net(n);
   const std::vector<DevFn> table = cpuTable();
   std::vector<int> ringRanks(n);
@@ -164,6 +166,8 @@ std::string runMixedLaunch(int n, ProtoId proto, size_t count, unsigned mask = 1
       batch.p2p.push_back(w);
       plan.channels[0].push_back(batch);
     }
+    it.coll = collWork(kFuncAllReduce, kAlgoRing, proto, ncclFloat32, ringIn[r].data(), ringOut[r].data(), count, chunkF);
+    if (mask & 32) plan.channels[0].push_back(it);  // the same result again
     PackOptions opts;
     opts.subset = false;
     opts.inlineCapacity = r % 2 ? 0 : kArgInlineItems;  // odd ranks run from a spill array
@@ -173,7 +177,7 @@ std::string runMixedLaunch(int n, ProtoId proto, size_t count, unsigned mask = 1
   std::string err = net.launch([&] {
     RankState& s = ranks[simt::blockIndex()];
     devRunChannel(s.packed.args.header, s.packed.items(), s.comm, 0, table.data());
-  });
+  }, blockDim);
   if (!err.empty()) return err;
   for (int r = 0; r < n; ++r) {
     if (ranks[r].error != 0)
@@ -271,6 +275,28 @@ TEST(CudaKernelBodyP2p, ReceiveFirstLongerThanTheFifo) {
       SCOPED_TRACE(std::to_string(n) + " ranks, proto " + std::to_string(int(proto)));
       EXPECT_EQ(runMixedLaunch(n, proto, 1, 8 | 16), "");
     }
+}
+
+// A batch after a ring all-reduce (whose Simple data warps leave their last step with a
+// bar.arrive on barrier 2) or a tree all-reduce (barriers 1 to 4 on two groups), and a ring
+// all-reduce after the batch: the batch's warp groups reuse those barrier ids with their own thread
+// counts, so they must start only once the collective's last barrier rounds are complete (a
+// launch mixing the two hung on the harness when they did not). 32 to 512 threads per block (at
+// 512 two ranks and short collectives, which keeps the test within its deadline under TSan).
+void batchBetweenCollectives(int blockDim) {
+  for (ProtoId proto : {kProtoLL, kProtoLL128, kProtoSimple}) {
+    SCOPED_TRACE(std::to_string(blockDim) + " threads, proto " + primstest::protoName(proto));
+    if (blockDim < 512) EXPECT_EQ(runMixedLaunch(3, proto, 611, 1 | 4 | 8 | 16 | 32, blockDim), "");
+    else EXPECT_EQ(runMixedLaunch(2, proto, 1, 1 | 4 | 8 | 16 | 32, blockDim), "");
+    EXPECT_EQ(runMixedLaunch(2, proto, 1, 1 | 2 | 8 | 32, blockDim), "");
+  }
+}
+// Two tests, each within the unit label's time limit under TSan.
+TEST(CudaKernelBodyP2p, BatchBetweenCollectivesAt32And64Threads) {
+  for (int blockDim : {32, 64}) batchBetweenCollectives(blockDim);
+}
+TEST(CudaKernelBodyP2p, BatchBetweenCollectivesAt96And512Threads) {
+  for (int blockDim : {96, 512}) batchBetweenCollectives(blockDim);
 }
 
 TEST_P(CudaKernelBody, MixedLaunchGivesClosedFormResults) {

@@ -1,7 +1,7 @@
 // What one block of the communicator kernel does for its channel: the channel's items of a
 // launch (kernel_args.h) in order — a collective through the function table (dev_run.h), a batch
-// of point-to-point transfers through cudaP2pBatch (device/cuda/p2p_batch.h: each step's sends
-// before its receives, so any send/recv pattern of a group completes). Every thread of the block
+// of point-to-point transfers through cudaP2pBatch (device/cuda/p2p_batch.h: the transfers on
+// their own warp groups at once, any send/recv pattern of a group completes). Every thread of the block
 // runs this with the same arguments. Written against the device-primitives layer only: the
 // kernel (kernel.cu) calls it under nvcc, tests/unit/cuda_kernel_body_test.cc on the CPU harness.
 #pragma once
@@ -12,8 +12,8 @@
 
 namespace accl {
 
-// Items [first, last] are one batch of transfers, run by cudaP2pBatch (device/cuda/p2p_batch.h):
-// each step's sends before its receives, so any matching pattern completes.
+// Items [first, last] are one batch of transfers, run by cudaP2pBatch (device/cuda/p2p_batch.h),
+// which completes any matching pattern.
 ACCL_SIMT_FN bool devRunP2pBatch(const DevWorkItem* items, int first, int last, const DevChannel& ch,
                                  const DevComm& comm) {
   for (int i = first; i <= last; ++i) {
