@@ -330,7 +330,7 @@ class CudaPrims {
     if (what & kRecv) memcpy(r, &rp[0], sizeof r);
     if (what & kIn) {
       T x[16 / sizeof(T)];
-      loadElems<kElems>(x, static_cast<const T*>(input_) + in + e, cnt);
+      loadElems<kElems>(x, static_cast<const T*>(input_) + in + e, cnt, proto() == kProtoLL128);
       ACCL_PRIMS_UNROLL
       for (int j = 0; j < kElems; ++j) {
         if (j >= cnt) break;
@@ -356,7 +356,7 @@ class CudaPrims {
         r[j] = op_.postOp(r[j]);
       }
     }
-    if (what & kOut) storeElems<kElems>(static_cast<T*>(output_) + out + e, r, cnt);
+    if (what & kOut) storeElems<kElems>(static_cast<T*>(output_) + out + e, r, cnt, proto() == kProtoLL128);
     Pack p;
     memcpy(&p, r, sizeof p);
     return p;
@@ -365,9 +365,11 @@ class CudaPrims {
   // A whole packet moves as one 16-byte vector when its address allows, else (1- and 2-byte
   // types) as 8- or 4-byte words: byte-typed copies (the copy collectives, point-to-point) of a
   // user buffer that is not 16-byte aligned would otherwise take one load per byte (issue 18
-  // fault 8). Wider types and partial packets go element by element.
+  // fault 8). LL128 (`ll128`) also moves 4-byte types as 8-byte words: its odd lines' user data
+  // starts 120 bytes after the even lines', 8 mod 16, on every aligned buffer. Other wider types
+  // and partial packets go element by element.
   template <int kElems>
-  ACCL_SIMT_FN static void loadElems(T* dst, const T* src, int cnt) {
+  ACCL_SIMT_FN static void loadElems(T* dst, const T* src, int cnt, bool ll128) {
     if constexpr (kElems * sizeof(T) == 16) {
       if (cnt == kElems) {
         const uintptr_t at = reinterpret_cast<uintptr_t>(src);
@@ -376,7 +378,7 @@ class CudaPrims {
           memcpy(dst, &v, 16);
           return;
         }
-        if (sizeof(T) < 4 && at % 8 == 0) return copyWords<8, true>(dst, src);
+        if ((sizeof(T) < 4 || (ll128 && sizeof(T) == 4)) && at % 8 == 0) return copyWords<8, true>(dst, src);
         if (sizeof(T) < 4 && at % 4 == 0) return copyWords<4, true>(dst, src);
       }
     }
@@ -387,7 +389,7 @@ class CudaPrims {
     }
   }
   template <int kElems>
-  ACCL_SIMT_FN static void storeElems(T* dst, const T* src, int cnt) {
+  ACCL_SIMT_FN static void storeElems(T* dst, const T* src, int cnt, bool ll128) {
     if constexpr (kElems * sizeof(T) == 16) {
       if (cnt == kElems) {
         const uintptr_t at = reinterpret_cast<uintptr_t>(dst);
@@ -397,7 +399,7 @@ class CudaPrims {
           simt::store16(dst, v);
           return;
         }
-        if (sizeof(T) < 4 && at % 8 == 0) return copyWords<8, false>(dst, src);
+        if ((sizeof(T) < 4 || (ll128 && sizeof(T) == 4)) && at % 8 == 0) return copyWords<8, false>(dst, src);
         if (sizeof(T) < 4 && at % 4 == 0) return copyWords<4, false>(dst, src);
       }
     }
