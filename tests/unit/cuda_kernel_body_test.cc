@@ -102,6 +102,22 @@ CollWork collWork(FuncId func, AlgoId algo, ProtoId proto, ncclDataType_t type, 
   return w;
 }
 
+// Runs every rank's packed launch (one block per rank, `blockDim` threads) and checks each rank's
+// error word: "" when the launch ended and no rank raised an error.
+std::string launchRanks(const TestNet& net, std::vector<RankState>& ranks, const std::vector<DevFn>& table,
+                        int blockDim) {
+  std::string err = net.launch([&] {
+    RankState& s = ranks[simt::blockIndex()];
+    devRunChannel(s.packed.args.header, s.packed.items(), s.comm, 0, table.data());
+  }, blockDim);
+  if (!err.empty()) return err;
+  for (size_t r = 0; r < ranks.size(); ++r)
+    if (ranks[r].error != 0)
+      return "rank " + std::to_string(r) + " error word " + std::to_string(ranks[r].error) + " detail " +
+             std::to_string(ranks[r].detail);
+  return "";
+}
+
 // `mask` picks the items: 1 ring all-reduce, 2 all-gather, 4 tree all-reduce, 8 p2p batch, 16
 // makes the p2p transfers longer than the FIFO (more steps than kFifoSteps), 32 runs the ring
 // all-reduce again after the batch (with mask 1). `blockDim` threads per rank.
@@ -174,15 +190,8 @@ std::string runMixedLaunch(int n, ProtoId proto, size_t count, unsigned mask = 1
     if (packPlan(plan, opts, &ranks[r].packed) != ncclSuccess) return "packPlan failed";
   }
 
-  std::string err = net.launch([&] {
-    RankState& s = ranks[simt::blockIndex()];
-    devRunChannel(s.packed.args.header, s.packed.items(), s.comm, 0, table.data());
-  }, blockDim);
-  if (!err.empty()) return err;
+  if (std::string err = launchRanks(net, ranks, table, blockDim); !err.empty()) return err;
   for (int r = 0; r < n; ++r) {
-    if (ranks[r].error != 0)
-      return "rank " + std::to_string(r) + " error word " + std::to_string(ranks[r].error) + " detail " +
-             std::to_string(ranks[r].detail);
     for (size_t i = 0; i < count; ++i) {
       if ((mask & 1) && ringOut[r][i] != closedFormSum<float>(n, i))
         return "ring all-reduce: rank " + std::to_string(r) + " element " + std::to_string(i);
@@ -230,13 +239,8 @@ std::string runTreeLaunch(int n, ProtoId proto, size_t count, bool inPlace, int 
     opts.subset = false;
     if (packPlan(plan, opts, &ranks[r].packed) != ncclSuccess) return "packPlan failed";
   }
-  std::string err = net.launch([&] {
-    RankState& s = ranks[simt::blockIndex()];
-    devRunChannel(s.packed.args.header, s.packed.items(), s.comm, 0, table.data());
-  }, blockDim);
-  if (!err.empty()) return err;
+  if (std::string err = launchRanks(net, ranks, table, blockDim); !err.empty()) return err;
   for (int r = 0; r < n; ++r) {
-    if (ranks[r].error != 0) return "rank " + std::to_string(r) + " error word " + std::to_string(ranks[r].error);
     const std::vector<float>& got = inPlace ? in[r] : out[r];
     for (size_t i = 0; i < count; ++i)
       if (got[i] != closedFormSum<float>(n, i))

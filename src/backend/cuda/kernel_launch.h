@@ -19,9 +19,7 @@ cudaError_t acclInitKernelTable();
 cudaError_t acclKernelBlocksPerSm(int* blocks);
 // Launches the communicator kernel: args.header.nChannels blocks on `stream`.
 cudaError_t acclLaunchKernel(const KernelArgs& args, cudaStream_t stream);
-// Number of ids the device table holds for this build (the host-side count, for a check).
-int acclBuiltFuncCount();
-// The GPU architectures the kernels were compiled for ("90", "80;90"); "" for a build without
+// The GPU architectures the kernels were compiled for ("90", "80 90"); "" for a build without
 // kernels (no_kernels.cc), which runs no communicator on a GPU.
 const char* acclKernelArchitectures();
 

@@ -79,8 +79,6 @@ cudaError_t acclLaunchKernel(const KernelArgs& args, cudaStream_t stream) {
   return cudaGetLastError();
 }
 
-int acclBuiltFuncCount() { return devFuncCount(kDevKernelSubset); }
-
 const char* acclKernelArchitectures() { return ACCL_KERNEL_ARCHS_TEXT; }
 
 }  // namespace accl

@@ -16,8 +16,6 @@ cudaError_t acclKernelBlocksPerSm(int* blocks) {
 
 cudaError_t acclLaunchKernel(const KernelArgs&, cudaStream_t) { return cudaErrorNoKernelImageForDevice; }
 
-int acclBuiltFuncCount() { return 0; }
-
 const char* acclKernelArchitectures() { return ""; }
 
 }  // namespace accl
