@@ -76,6 +76,10 @@ exclude='^abi\.|^torch\.|^RankLauncherFork\.SegfaultIsReportedWithTheSignal$|^ac
 if [ "$mode" = tsan ]; then
   exclude="$exclude|^AllProtocols/CudaPrimsTree\.FanOfThreeWithAWarpPerPeer/|^AllProtocols/CudaPrimsTree\.AllReduceOverChainsAndFans/LL128|^AllProtocols/CudaPrimsOrder\..*/LL"
   exclude="$exclude|^AllProtocols/CudaP2pBatchShapes\.AllToAllOfFourReceivesFirst/LL"
+  # The weak-memory run of the Prims suites (80 launches in one process, each store delayed through
+  # the emulated store buffers) passed 240 s under TSan on CI once the LL128 unroll suite joined it.
+  # The same suites run here in normal mode, and in weak-memory mode in the main and asan jobs.
+  exclude="$exclude|^accl_simt_prims_weak_memory$"
 fi
 status=0
 for group in $TESTS; do
