@@ -6,6 +6,7 @@
 #include <chrono>
 #include <cstring>
 
+#include "backend/cuda/kernel_ch_events.h"
 #include "backend/cuda/kernel_launch.h"
 #include "core/liveness/peer_failure.h"
 #include "device/cuda/cuda_memory.h"
@@ -54,6 +55,11 @@ CudaBackend::~CudaBackend() {
     cuda::launchReaped(f.done);
     cudaEventDestroy(f.done);
     freeMapped(f.spill);
+    // The communicator's profiler outlives its backend (CommEngine), so the launch's KernelCh
+    // events still go out; an aborted item has no end time (kernel_ch_events.h).
+    if (f.itemTimes.host && view_.facts().profiler)
+      emitKernelChEvents(*view_.facts().profiler, *f.plan, static_cast<const uint64_t*>(f.itemTimes.host));
+    freeMapped(f.itemTimes);
     view_.recycle(std::move(f.plan));
   }
   inFlight_.clear();
@@ -480,6 +486,15 @@ ncclResult_t CudaBackend::launch(std::unique_ptr<Plan> plan) {
   }
   packed.args.header.comm = devComm_;
   packed.args.header.launchId = launches_++;
+  // KernelCh events: the kernel stamps each item; reap() turns the stamps into events. Not in a
+  // capture: a replay's completion is never seen here.
+  prof::CommProfiler* profiler = view_.facts().profiler;
+  if (profiler && profiler->wants(prof::kKernelCh) && !captured && packed.args.header.nItems > 0) {
+    const size_t bytes = 2 * sizeof(uint64_t) * packed.args.header.nItems;
+    ACCL_CHECK(spillBuffer(bytes, false, &f.itemTimes));
+    memset(f.itemTimes.host, 0, bytes);
+    packed.args.header.itemTimes = static_cast<uint64_t*>(f.itemTimes.dev);
+  }
 
   // Join: the kernel waits for the earlier work of every other stream of the group...
   for (size_t i = 1; i < plan->streams.size(); ++i) {
@@ -534,6 +549,11 @@ ncclResult_t CudaBackend::reap() {
     cuda::launchReaped(f.done);
     freeEvents_.push_back(f.done);
     if (f.spill.host) freeSpills_.push_back(f.spill);
+    if (f.itemTimes.host) {
+      if (view_.facts().profiler)
+        emitKernelChEvents(*view_.facts().profiler, *f.plan, static_cast<const uint64_t*>(f.itemTimes.host));
+      freeSpills_.push_back(f.itemTimes);
+    }
     view_.recycle(std::move(f.plan));
     inFlight_.pop_front();
   }
@@ -579,6 +599,15 @@ ncclResult_t CudaBackend::asyncError() {
     default:
       return fail(ncclInternalError, "CUDA backend: kernel error %u (detail %u)", code, detail);
   }
+}
+
+bool CudaBackend::streamCapturing(cudaStream_t stream) const {
+  cudaStreamCaptureStatus status = cudaStreamCaptureStatusNone;
+  if (cudaStreamIsCapturing(stream, &status) != cudaSuccess) {
+    cudaGetLastError();  // e.g. the legacy stream while another captures in global mode: not ours to report
+    return false;
+  }
+  return status == cudaStreamCaptureStatusActive;
 }
 
 ncclResult_t CudaBackend::peerFailureOr(const char* what, ncclResult_t res) const {

@@ -75,6 +75,7 @@ class CudaBackend final : public CommBackend {
   ncclResult_t query() override;
   ncclResult_t wait() override;
   ncclResult_t asyncError() override;
+  bool streamCapturing(cudaStream_t stream) const override;
   ncclResult_t peerFailureOr(const char* what, ncclResult_t res) const override;
   uint64_t objectBytes() const override { return sizeof(CudaBackend) + mappedBytes_; }
   uint64_t scratchBytes() const override { return scratchBytes_.load(std::memory_order_relaxed); }
@@ -99,6 +100,7 @@ class CudaBackend final : public CommBackend {
     cudaEvent_t done = nullptr;
     std::unique_ptr<Plan> plan;
     Mapped spill;
+    Mapped itemTimes;  // the kernel's item timestamps (kernel_ch_events.h), when a profiler wants them
   };
 
   ncclResult_t allocMapped(size_t bytes, Mapped* out);

@@ -80,7 +80,11 @@ struct alignas(16) KernelArgsHeader {
   const DevWorkItem* spill;  // device-visible address of the items, or null: they are inline
   void* comm;                // DevComm* (device-visible)
   uint64_t launchId;         // the communicator's launch counter (diagnostics)
-  uint8_t reserved[32];
+  // Device-visible [2 * nItems] or null: item i's start and end (simt::globalTimerNs), written by
+  // its channel's block for a profiler plugin's KernelCh events (items of a p2p batch: the
+  // batch's). An item that did not end (an error, an abort) keeps end 0.
+  uint64_t* itemTimes;
+  uint8_t reserved[24];
   DevChannelRange channels[kArgMaxChannels];
 };
 constexpr uint32_t kKernelArgsMagic = 0xacc10a46u;

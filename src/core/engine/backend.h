@@ -69,6 +69,9 @@ class CommBackend {
   // Whether launch() blocks until the plan has run. A group over several communicators driven
   // by one thread then needs a thread per communicator (their plans wait on each other).
   virtual bool launchBlocks() const = 0;
+  // Whether `stream` is capturing a CUDA graph now (the profiler's graphCaptured); false for a
+  // backend without streams.
+  virtual bool streamCapturing(cudaStream_t /*stream*/) const { return false; }
 
   // The cost model that prices this backend's work for the tuner (tuner/cost_model.h), for the
   // communicator shape `topo` (which the backend may mark as host-run) with `cpus` CPUs free to

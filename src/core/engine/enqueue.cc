@@ -157,8 +157,10 @@ ncclResult_t submit(ncclComm* comm, const Task& t, const char* name) {
   void* api = nullptr;
   if (prof) {
     Task& added = ct.tasks.back();
-    api = added.isColl ? profStartCollApi(*prof, ct.groupApiEvent, added.coll)
-                       : profStartP2pApi(*prof, ct.groupApiEvent, added.p2p);
+    const bool captured =
+        comm->engine->backend->streamCapturing(added.isColl ? added.coll.stream : added.p2p.stream);
+    api = added.isColl ? profStartCollApi(*prof, ct.groupApiEvent, added.coll, captured)
+                       : profStartP2pApi(*prof, ct.groupApiEvent, added.p2p, captured);
     added.apiEvent = api;
   }
   ncclResult_t res = implicit ? groupEnd(name) : ncclSuccess;

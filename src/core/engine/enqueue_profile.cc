@@ -46,7 +46,7 @@ void* profStartGroupApi(prof::CommProfiler& p, int groupDepth) {
   return h;
 }
 
-void* profStartCollApi(prof::CommProfiler& p, void* groupApi, const CollCall& c) {
+void* profStartCollApi(prof::CommProfiler& p, void* groupApi, const CollCall& c, bool captured) {
   if (!p.wants(prof::kTreeCollApi)) return nullptr;
   Event e;
   e.d.type = prof::kCollApi;
@@ -56,11 +56,11 @@ void* profStartCollApi(prof::CommProfiler& p, void* groupApi, const CollCall& c)
   e.d.collApi.datatype = profTypeName(c.type);
   e.d.collApi.root = c.root;
   e.d.collApi.stream = c.stream;
-  e.d.collApi.graphCaptured = false;
+  e.d.collApi.graphCaptured = captured;
   return p.start(e);
 }
 
-void* profStartP2pApi(prof::CommProfiler& p, void* groupApi, const P2pCall& c) {
+void* profStartP2pApi(prof::CommProfiler& p, void* groupApi, const P2pCall& c, bool captured) {
   if (!p.wants(prof::kTreeP2pApi)) return nullptr;
   Event e;
   e.d.type = prof::kP2pApi;
@@ -69,7 +69,7 @@ void* profStartP2pApi(prof::CommProfiler& p, void* groupApi, const P2pCall& c) {
   e.d.p2pApi.count = c.count;
   e.d.p2pApi.datatype = profTypeName(c.type);
   e.d.p2pApi.stream = c.stream;
-  e.d.p2pApi.graphCaptured = false;
+  e.d.p2pApi.graphCaptured = captured;
   return p.start(e);
 }
 

@@ -31,8 +31,9 @@ struct LaunchEvents {
 };
 
 void* profStartGroupApi(prof::CommProfiler& p, int groupDepth);
-void* profStartCollApi(prof::CommProfiler& p, void* groupApi, const CollCall& c);
-void* profStartP2pApi(prof::CommProfiler& p, void* groupApi, const P2pCall& c);
+// `captured`: the call's stream is capturing a CUDA graph.
+void* profStartCollApi(prof::CommProfiler& p, void* groupApi, const CollCall& c, bool captured);
+void* profStartP2pApi(prof::CommProfiler& p, void* groupApi, const P2pCall& c, bool captured);
 void* profStartGroup(prof::CommProfiler& p);
 // `seq`: the communicator's count of earlier collectives of this function.
 void* profStartColl(const LaunchEvents& l, void* api, const CollCall& c, uint32_t op, const TunerChoice& choice,

@@ -47,6 +47,8 @@
 //                  line's words as ll128TryLoad gives them, with the same no-partial-line guarantee
 //                  (on the CPU: the flag lanes' acquires before the vote, or the weak model's
 //                  segment commits); v[u] of a bit not in `pending` is left alone.
+//   Time           globalTimerNs() -- nanoseconds of a clock every block of the device shares
+//                  (%globaltimer on a GPU, CLOCK_MONOTONIC on the CPU), for profiler timestamps.
 //   Waiting        spinUntil(done, abortFlag) -- polls done() until it is true (returns true) or
 //                  *abortFlag != 0, checked every kAbortCheckSpins polls on a GPU, every poll on the
 //                  CPU, where it also yields and stops at the harness deadline. warpSpinUntil: the same

@@ -28,6 +28,8 @@
 #error "simt_cpu.h is the CPU side of device/simt/simt.h; include simt.h"
 #endif
 
+#include <time.h>
+
 #include <atomic>
 #include <cstring>
 #include <stdexcept>
@@ -209,6 +211,12 @@ ACCL_SIMT_FN void fence() {
 #if !defined(__SANITIZE_THREAD__)
   std::atomic_thread_fence(std::memory_order_seq_cst);
 #endif
+}
+
+ACCL_SIMT_FN uint64_t globalTimerNs() {
+  timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return uint64_t(ts.tv_sec) * 1000000000u + uint64_t(ts.tv_nsec);
 }
 
 ACCL_SIMT_FN uint32_t atomicAdd32(uint32_t* p, uint32_t v) {

@@ -138,6 +138,12 @@ ACCL_SIMT_FN void fence() {
 }
 
 ACCL_SIMT_FN uint32_t atomicAdd32(uint32_t* p, uint32_t v) { return atomicAdd(reinterpret_cast<unsigned*>(p), v); }
+
+ACCL_SIMT_FN uint64_t globalTimerNs() {
+  uint64_t t;
+  asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
+  return t;
+}
 ACCL_SIMT_FN uint64_t atomicAdd64(uint64_t* p, uint64_t v) {
   return atomicAdd(reinterpret_cast<unsigned long long*>(p), static_cast<unsigned long long>(v));
 }

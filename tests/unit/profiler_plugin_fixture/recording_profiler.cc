@@ -145,11 +145,13 @@ RecordedEvent* convert(RecordedContext* c, const Descr* d) {
       e->count = d->collApi.count;
       e->datatype = str(d->collApi.datatype);
       e->root = d->collApi.root;
+      e->graphCaptured = d->collApi.graphCaptured;
       break;
     case kP2pApi:
       e->func = str(d->p2pApi.func);
       e->count = d->p2pApi.count;
       e->datatype = str(d->p2pApi.datatype);
+      e->graphCaptured = d->p2pApi.graphCaptured;
       break;
     case kColl:
       collFields(e, d->coll);

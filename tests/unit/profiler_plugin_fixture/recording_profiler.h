@@ -39,6 +39,7 @@ struct RecordedEvent {
   int nChannels = 0, nWarps = 0, channelId = -1, groupDepth = 0, op = -1;
   uint64_t pTimer = 0;
   size_t trafficBytes = 0;
+  bool graphCaptured = false;  // v5 / v6 CollApi and P2pApi
 };
 
 struct RecordedContext {

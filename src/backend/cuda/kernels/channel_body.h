@@ -53,8 +53,16 @@ ACCL_SIMT_FN void devRunChannel(const KernelArgsHeader& h, const DevWorkItem* it
   const DevChannel& ch = comm.channels[c];
   const int first = h.channels[c].first;
   const int end = first + h.channels[c].count;
+  uint64_t* const times = h.itemTimes;  // the same in every thread: the barrier below is uniform
   for (int i = first; i < end;) {
     const DevWorkItem cur = items[i];
+    int last = i;
+    if (cur.itemKind() != kDevItemColl)
+      while (last + 1 < end && !(items[last].flags & kDevItemBatchEnd)) ++last;
+    if (times && simt::threadIndex() == 0) {
+      const uint64_t t = simt::globalTimerNs();
+      for (int k = i; k <= last; ++k) times[2 * k] = t;
+    }
     bool ok;
     if (cur.itemKind() == kDevItemColl) {
       const DevFn fn = cur.funcId < kDevNumFuncs ? table[cur.funcId] : nullptr;
@@ -63,13 +71,17 @@ ACCL_SIMT_FN void devRunChannel(const KernelArgsHeader& h, const DevWorkItem* it
         return;
       }
       ok = fn(cur, ch, comm);
-      ++i;
     } else {
-      int last = i;
-      while (last + 1 < end && !(items[last].flags & kDevItemBatchEnd)) ++last;
       ok = devRunP2pBatch(items, i, last, ch, comm);
-      i = last + 1;
     }
+    if (times) {
+      simt::syncBlock();  // the end is when the last thread is done with the item
+      if (ok && simt::threadIndex() == 0) {
+        const uint64_t t = simt::globalTimerNs();
+        for (int k = i; k <= last; ++k) times[2 * k + 1] = t;
+      }
+    }
+    i = last + 1;
     if (!ok) {
       devRaise(comm, kDevErrAborted, uint32_t(i));
       return;

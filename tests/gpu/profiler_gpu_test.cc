@@ -1,0 +1,214 @@
+// Profiler plugin events of CUDA communicators (issue 19; label gpu, and vgpu.profiler.* on the
+// virtual GPU): two ranks as threads, each on device rank % devices, with the recording plugin
+// (tests/unit/profiler_plugin_fixture, ABI v6) run an all-reduce of several channels' worth, a
+// send/recv ring in a group, and an all-reduce captured into a CUDA graph and replayed. Checked:
+//   - the results (closed form), so the events describe work that happened;
+//   - CollApi / P2pApi per call, graphCaptured true only for the captured call;
+//   - one KernelLaunch per launch, the captured one included;
+//   - per Coll / P2p that ran outside a graph, one KernelCh per channel it ran on (distinct ids below
+//     its nChannels), each with the kernel's start time and a KernelChStop not before it
+//     (kernel_ch_events.h); the captured collective has none (its replays are not seen).
+#include <cuda_runtime.h>
+#include <dlfcn.h>
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "collectives_gpu_util.h"
+#include "mp/mp_test_util.h"
+#include "profiler/profiler_abi.h"
+#include "support/rank_launcher.h"
+#include "unit/profiler_plugin_fixture/recording_profiler.h"
+
+namespace accl::gputest {
+namespace {
+
+using namespace accl::prof;
+using test::RankContext;
+using test::RecordedContext;
+using test::RecordedEvent;
+using test::RecordingLog;
+
+constexpr int kRanks = 2;
+constexpr size_t kCount = (size_t{1} << 20) + 7;  // 4 MiB of float32: several chunks and channels
+constexpr size_t kP2pCount = 1031;
+constexpr auto kStreamLimit = std::chrono::seconds(120);
+
+std::string pluginPath() { return std::string(ACCL_TEST_PROFILER_DIR) + "/libnccl-profiler-acclTestV6.so"; }
+
+RecordingLog* fixtureLog() {
+  void* h = dlopen(pluginPath().c_str(), RTLD_NOW | RTLD_LOCAL);  // the library the communicators load
+  if (!h) return nullptr;
+  reinterpret_cast<void (*)()>(dlsym(h, "acclTestProfilerReset"))();
+  return reinterpret_cast<RecordingLog* (*)()>(dlsym(h, "acclTestProfilerLog"))();
+}
+
+// One rank: its buffers (allocated before the communicator: a cudaFree between collectives would
+// wait for a peer's kernel on a shared device), communicator and stream.
+struct Rank {
+  RankContext& ctx;
+  float* send = nullptr;
+  float* recv = nullptr;
+  ncclComm_t comm = nullptr;
+  cudaStream_t stream = nullptr;
+
+  explicit Rank(RankContext& c) : ctx(c) {}
+  ~Rank() {
+    if (stream) cudaStreamDestroy(stream);
+    cudaFree(send);
+    cudaFree(recv);
+  }
+  bool ok(cudaError_t e, const char* what) { return ctx.check(e == cudaSuccess, "%s: %s", what, cudaGetErrorString(e)); }
+  bool nccl(ncclResult_t r, const char* what) {
+    return ctx.check(r == ncclSuccess, "%s: %s (%s)", what, ncclGetErrorString(r), ncclGetLastError(comm));
+  }
+  bool wait(const char* what) {
+    const std::string why = waitStream(stream, std::chrono::steady_clock::now() + kStreamLimit);
+    if (!ctx.check(why.empty(), "%s: %s", what, why.c_str())) {
+      ctx.abortComm(comm);
+      comm = nullptr;
+      return false;
+    }
+    return true;
+  }
+  // Every element of recv[0, count) is `want` (the first wrong one is reported).
+  bool expect(size_t count, float want, const char* what) {
+    std::vector<float> host(count);
+    if (!ok(cudaMemcpy(host.data(), recv, count * sizeof(float), cudaMemcpyDeviceToHost), "cudaMemcpy")) return false;
+    for (size_t i = 0; i < count; ++i)
+      if (!ctx.check(host[i] == want, "%s: element %zu is %g, want %g", what, i, host[i], want)) return false;
+    return true;
+  }
+  bool fill(float value) {
+    std::vector<float> host(kCount, value);
+    return ok(cudaMemcpy(send, host.data(), kCount * sizeof(float), cudaMemcpyHostToDevice), "cudaMemcpy") &&
+           ok(cudaMemset(recv, 0, kCount * sizeof(float)), "cudaMemset") && ok(settleCopies() ? cudaSuccess : cudaErrorUnknown, "settle");
+  }
+};
+
+void runRank(RankContext& ctx) {
+  Rank r(ctx);
+  int devices = 0;
+  if (!r.ok(cudaGetDeviceCount(&devices), "cudaGetDeviceCount") || !r.ok(cudaSetDevice(ctx.rank % devices), "cudaSetDevice"))
+    return;
+  if (!r.ok(cudaMalloc(&r.send, kCount * sizeof(float)), "cudaMalloc") ||
+      !r.ok(cudaMalloc(&r.recv, kCount * sizeof(float)), "cudaMalloc"))
+    return;
+  const ncclResult_t init = ncclCommInitRank(&r.comm, ctx.nranks, ctx.id(), ctx.rank);
+  if (r.comm) ctx.registerComm(r.comm);
+  if (!r.nccl(init, "ncclCommInitRank") || !r.ok(cudaStreamCreateWithFlags(&r.stream, cudaStreamNonBlocking), "stream"))
+    return;
+  const float sum = kRanks * (kRanks + 1) / 2.0f;  // rank k contributes k + 1
+
+  // 1. An all-reduce on the stream.
+  if (!r.fill(1.0f + ctx.rank) ||
+      !r.nccl(ncclAllReduce(r.send, r.recv, kCount, ncclFloat32, ncclSum, r.comm, r.stream), "ncclAllReduce") ||
+      !r.wait("all-reduce") || !r.expect(kCount, sum, "all-reduce"))
+    return;
+  // 2. A send/recv ring in a group.
+  const int next = (ctx.rank + 1) % ctx.nranks, prev = (ctx.rank + ctx.nranks - 1) % ctx.nranks;
+  if (!r.fill(1.0f + ctx.rank) || !r.nccl(ncclGroupStart(), "ncclGroupStart") ||
+      !r.nccl(ncclSend(r.send, kP2pCount, ncclFloat32, next, r.comm, r.stream), "ncclSend") ||
+      !r.nccl(ncclRecv(r.recv, kP2pCount, ncclFloat32, prev, r.comm, r.stream), "ncclRecv") ||
+      !r.nccl(ncclGroupEnd(), "ncclGroupEnd") || !r.wait("send/recv") ||
+      !r.expect(kP2pCount, 1.0f + prev, "send/recv"))
+    return;
+  // 3. An all-reduce captured into a graph, replayed once.
+  cudaGraph_t graph = nullptr;
+  cudaGraphExec_t exec = nullptr;
+  if (!r.fill(2.0f * (1 + ctx.rank)) ||
+      !r.ok(cudaStreamBeginCapture(r.stream, cudaStreamCaptureModeThreadLocal), "cudaStreamBeginCapture"))
+    return;
+  const ncclResult_t captured = ncclAllReduce(r.send, r.recv, kCount, ncclFloat32, ncclSum, r.comm, r.stream);
+  const cudaError_t ended = cudaStreamEndCapture(r.stream, &graph);
+  bool good = r.nccl(captured, "captured ncclAllReduce") && r.ok(ended, "cudaStreamEndCapture") &&
+              r.ok(cudaGraphInstantiate(&exec, graph, 0), "cudaGraphInstantiate") &&
+              r.ok(cudaGraphLaunch(exec, r.stream), "cudaGraphLaunch") && r.wait("graph replay") &&
+              r.expect(kCount, 2.0f * sum, "graph replay");
+  if (exec) cudaGraphExecDestroy(exec);
+  if (graph) cudaGraphDestroy(graph);
+  if (good && r.comm) r.nccl(ctx.destroyComm(r.comm), "ncclCommDestroy");
+}
+
+// This rank's finalized context.
+const RecordedContext* contextOf(RecordingLog* log, int rank) {
+  for (const RecordedContext* c : log->contexts)
+    if (c->rank == rank && c->finalized) return c;
+  return nullptr;
+}
+
+void checkRankEvents(RecordingLog* log, int rank) {
+  SCOPED_TRACE("rank " + std::to_string(rank));
+  const RecordedContext* c = contextOf(log, rank);
+  ASSERT_NE(c, nullptr) << "no finalized profiler context";
+  std::map<const void*, const RecordedEvent*> byHandle;
+  std::map<uint64_t, std::vector<const RecordedEvent*>> byType;
+  std::map<const void*, std::vector<const RecordedEvent*>> children;
+  for (const RecordedEvent* e : c->events) {
+    EXPECT_TRUE(e->stopped) << "event type " << e->type << " never stopped";
+    if (e->parent) {
+      EXPECT_TRUE(byHandle.count(e->parent)) << "event type " << e->type << ": parent is no earlier event";
+      children[e->parent].push_back(e);
+    }
+    byHandle[e] = e;
+    byType[e->type].push_back(e);
+  }
+  const auto& collApis = byType[kCollApi];
+  const auto& p2pApis = byType[kP2pApi];
+  ASSERT_EQ(collApis.size(), 2u);
+  ASSERT_EQ(p2pApis.size(), 2u);
+  EXPECT_FALSE(collApis[0]->graphCaptured);
+  EXPECT_TRUE(collApis[1]->graphCaptured) << "the call inside cudaStreamBeginCapture";
+  for (const RecordedEvent* a : p2pApis) EXPECT_FALSE(a->graphCaptured);
+  EXPECT_EQ(byType[kKernelLaunch].size(), 3u) << "launches: all-reduce, the send/recv group, the captured one";
+
+  // KernelCh per operation: for every channel it ran on, outside the graph; none inside it.
+  std::vector<const RecordedEvent*> ops;
+  for (const RecordedEvent* e : c->events)
+    if (e->type == kColl || e->type == kP2p) ops.push_back(e);
+  ASSERT_EQ(ops.size(), 4u) << "Coll, Send, Recv, captured Coll";
+  for (size_t i = 0; i < ops.size(); ++i) {
+    const RecordedEvent* op = ops[i];
+    SCOPED_TRACE("operation " + std::to_string(i) + " (" + op->func + ")");
+    const bool inGraph = i == 3;
+    std::vector<int> seen;
+    for (const RecordedEvent* k : children[op]) {
+      if (k->type != kKernelCh) continue;
+      EXPECT_GE(k->channelId, 0);
+      EXPECT_LT(k->channelId, op->nChannels);
+      for (int s : seen) EXPECT_NE(s, k->channelId) << "two KernelCh on one channel";
+      seen.push_back(k->channelId);
+      ASSERT_EQ(k->states, std::vector<int>{kKernelChStop});
+      EXPECT_GT(k->pTimer, 0u);
+      EXPECT_GE(k->stateValues[0], k->pTimer) << "the kernel's end before its start";
+    }
+    EXPECT_EQ(static_cast<int>(seen.size()), inGraph ? 0 : op->nChannels);
+  }
+  EXPECT_GE(ops[0]->nChannels, 1);
+}
+
+TEST(GpuProfiler, KernelChFromKernelTimestampsAndGraphCapturedCalls) {
+  const std::string why = noDeviceReason();
+  if (!why.empty()) GTEST_SKIP() << why;
+  RecordingLog* log = fixtureLog();
+  ASSERT_NE(log, nullptr) << dlerror();
+  ScopedEnv env;
+  env.set("ACCL_BACKEND", "cuda");
+  env.set("NCCL_PROFILER_PLUGIN", pluginPath());
+  test::LaunchOptions opts;
+  opts.mode = test::LaunchMode::kThreads;
+  opts.nranks = kRanks;
+  opts.deadline = std::chrono::seconds(300);
+  opts.ids = test::makeUniqueIds(1);
+  const test::LaunchResult res = test::launchRanks(opts, runRank);
+  EXPECT_RANKS_OK(res);
+  if (!res.ok()) return;
+  std::lock_guard<std::mutex> lock(log->mutex);
+  for (int rank = 0; rank < kRanks; ++rank) checkRankEvents(log, rank);
+}
+
+}  // namespace
+}  // namespace accl::gputest
