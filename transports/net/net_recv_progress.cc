@@ -85,7 +85,8 @@ ncclResult_t netRecvProgress(NetConnResources* r, bool* progressed) {
       if (res != ncclSuccess) return r->failWith(res, "receiving a step header");
       if (!done) break;
       r->hdrReq = nullptr;
-      if (size != kNetSizeUnknown && size != sizeof(NetStepHeader)) return r->failWith(ncclRemoteError, "a step header of the wrong size arrived");
+      if (size != kNetSizeUnknown && size != sizeof(NetStepHeader))
+        return r->failWith(ncclRemoteError, "a step header of the wrong size arrived");
       *progressed = true;
       if (r->headers[s % kFifoSteps].info == kNetGoodbyeInfo) {
         r->peerLeft = true;  // nothing follows: post nothing more
@@ -113,7 +114,8 @@ ncclResult_t netRecvProgress(NetConnResources* r, bool* progressed) {
       if (!done) break;
       st.data = nullptr;
       const size_t bytes = st.info & ~kFifoStepLL;
-      if (size != kNetSizeUnknown && size != bytes) return r->failWith(ncclRemoteError, "a step's data does not match its header's size");
+      if (size != kNetSizeUnknown && size != bytes)
+        return r->failWith(ncclRemoteError, "a step's data does not match its header's size");
       if (st.info & kFifoStepLL) landLL(r, s, bytes);
       st.complete = true;
     }

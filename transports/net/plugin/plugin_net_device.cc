@@ -244,7 +244,8 @@ ncclResult_t PluginNetDevice::test(NetRequest* request, int* done, size_t* sizes
   if (res != ncclSuccess) return failed("test", res);
   if (*done) {
     if (sizes)
-      for (int i = 0; i < req->n; ++i) sizes[i] = intSizes[i] < 0 ? kNetSizeUnknown : static_cast<size_t>(intSizes[i]);
+      for (int i = 0; i < req->n; ++i)
+        sizes[i] = intSizes[i] < 0 ? kNetSizeUnknown : static_cast<size_t>(intSizes[i]);
     delete req;
   }
   return ncclSuccess;
