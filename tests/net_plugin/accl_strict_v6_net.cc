@@ -26,7 +26,6 @@
 #include <deque>
 #include <mutex>
 #include <random>
-#include <set>
 
 #include "test_net_tcp.h"
 #include "transports/net/plugin/net_plugin_abi.h"
@@ -41,8 +40,9 @@ constexpr int kWarn = 2, kInfo = 3;                  // NCCL_LOG_WARN, NCCL_LOG_
 constexpr unsigned long kNet = 0x10;                 // NCCL_NET
 
 LogFn gLog = nullptr;
-#define SLOG(level, ...)                                                \
-  do {                                                                  \
+// The format must be a string literal: the plugin's name is pasted in front of it.
+#define SLOG(level, ...)                                                               \
+  do {                                                                                 \
     if (gLog) gLog((level), kNet, __FILE__, __LINE__, "acclStrictV6: " __VA_ARGS__); \
   } while (0)
 
