@@ -118,12 +118,19 @@ ACCL_PARAM(NCCL_SOCKET_MIN_TASKSIZE, Int, "65536",
            "Socket network: smallest piece a large message is split into across the data sockets.")
 ACCL_PARAM(NCCL_SOCKET_INLINE, Int, "128",
            "Socket network: messages up to this many bytes travel on the control socket, not the data sockets.")
+ACCL_PARAM(ACCL_NET_TEST_ORDER, Str, "auto",
+           "How the network proxy tests a connection's requests: auto = oldest first on external net plugins (NCCL's "
+           "order, which older plugins rely on), in any order on the built-in Socket and IB; oldest = oldest first "
+           "everywhere; any = any order everywhere (for tests: an order-reliant plugin then fails).")
 ACCL_PARAM(ACCL_SOCKET_HANDSHAKE_MS, Int, "5000",
            "Socket network: a connection to a listening port that has not sent its hello (magic, connection id) "
            "within this many milliseconds is rejected with a WARN naming its address.")
 ACCL_PARAM(ACCL_BOOTSTRAP_TIMEOUT_MS, Int, "120000",
            "Bound on every bootstrap wait (root waiting for ranks, ranks waiting for the root or a peer); "
            "on expiry init fails naming the ranks that never arrived.")
+ACCL_PARAM(ACCL_CONNECT_ORDER, Str, "send-first",
+           "Connection setup calls every sending end's connect before any receiving end's accept in each pass, "
+           "as NCCL does (net plugins whose accept blocks rely on it); recv-first reverses it (for tests only).")
 ACCL_PARAM(ACCL_BOOTSTRAP_SECRET, Str, "",
            "With NCCL_COMM_ID: a passphrase every rank must share; its SHA-256 becomes the job's bootstrap "
            "secret, which every connection must prove. Unset: NCCL_COMM_ID jobs accept anyone who can reach "

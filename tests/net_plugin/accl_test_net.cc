@@ -13,11 +13,7 @@
 //     receives are matched in posting order and must carry the posted tag and fit the buffer.
 // One device, host memory only, one buffer per receive (maxRecvs 1), 32 requests per comm.
 #include <arpa/inet.h>
-#include <fcntl.h>
-#include <ifaddrs.h>
-#include <net/if.h>
 #include <netinet/in.h>
-#include <netinet/tcp.h>
 #include <poll.h>
 #include <sys/socket.h>
 #include <unistd.h>
@@ -33,6 +29,7 @@
 #include <type_traits>
 #include <vector>
 
+#include "test_net_tcp.h"
 #include "transports/net/plugin/net_plugin_abi.h"
 
 #ifndef ACCL_TEST_NET_VERSION
@@ -54,10 +51,7 @@ LogFn gLog = nullptr;
 constexpr int kWarn = 2, kInfo = 3;
 
 // The interface this process listens on, chosen at init.
-struct Interface {
-  std::string name = "lo";
-  sockaddr_in addr{};
-} gIf;
+accl::testnet::Interface gIf;
 
 struct Hello {
   uint64_t magic;
@@ -123,49 +117,7 @@ struct Context {
   uint64_t commId;
 };
 
-void setNonBlocking(int fd) { fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK); }
-
-bool prefixMatches(const char* ifname, const char* list) {
-  if (!list || !*list) return false;
-  std::string spec(list);
-  if (spec[0] == '^' || spec[0] == '=') spec.erase(0, 1);
-  size_t start = 0;
-  while (start <= spec.size()) {
-    size_t comma = spec.find(',', start);
-    if (comma == std::string::npos) comma = spec.size();
-    std::string prefix = spec.substr(start, comma - start);
-    if (!prefix.empty() && std::strncmp(ifname, prefix.c_str(), prefix.size()) == 0) return true;
-    start = comma + 1;
-  }
-  return false;
-}
-
-void chooseInterface() {
-  const char* wanted = std::getenv("ACCL_TEST_NET_IFNAME");
-  if (!wanted || !*wanted) wanted = std::getenv("NCCL_SOCKET_IFNAME");
-  ifaddrs* list = nullptr;
-  if (getifaddrs(&list) != 0) return;
-  bool found = false;
-  for (int pass = 0; pass < 2 && !found; ++pass) {
-    for (ifaddrs* i = list; i && !found; i = i->ifa_next) {
-      if (!i->ifa_addr || i->ifa_addr->sa_family != AF_INET || !(i->ifa_flags & IFF_UP)) continue;
-      bool loopback = i->ifa_flags & IFF_LOOPBACK;
-      bool ok = wanted && *wanted ? prefixMatches(i->ifa_name, wanted) : (pass == 0 ? !loopback : loopback);
-      if (!ok) continue;
-      gIf.name = i->ifa_name;
-      std::memcpy(&gIf.addr, i->ifa_addr, sizeof(sockaddr_in));
-      found = true;
-    }
-    if (wanted && *wanted) break;
-  }
-  freeifaddrs(list);
-  if (!found) {
-    gIf.name = "lo";
-    gIf.addr.sin_family = AF_INET;
-    gIf.addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  }
-  gIf.addr.sin_port = 0;
-}
+using accl::testnet::setNonBlocking;
 
 // --- The implementation, in the newest shapes; the version shims below call these. ---
 
@@ -175,7 +127,7 @@ ncclResult_t doInit(LogFn log) {
   static std::once_flag once;
   std::call_once(once, [log] {
     gLog = log;
-    chooseInterface();
+    gIf = accl::testnet::chooseInterface();
     char ip[INET_ADDRSTRLEN];
     inet_ntop(AF_INET, &gIf.addr.sin_addr, ip, sizeof(ip));
     TLOG(kInfo, "acclTest: ncclNetPlugin_v%d using interface %s (%s)", V, gIf.name.c_str(), ip);
@@ -215,14 +167,10 @@ ncclResult_t doGetProperties(int dev, Props* p) {
 ncclResult_t doListen(int dev, void* handleBytes, void** listenComm) {
   *listenComm = nullptr;
   if (dev != 0) return ncclInvalidArgument;
-  int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-  if (fd < 0) return ncclSystemError;
-  sockaddr_in addr = gIf.addr;
-  socklen_t len = sizeof(addr);
-  if (bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) != 0 || ::listen(fd, 64) != 0 ||
-      getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len) != 0) {
+  sockaddr_in addr;
+  int fd = accl::testnet::listenTcp(gIf, &addr);
+  if (fd < 0) {
     TLOG(kWarn, "acclTest: cannot listen on %s: %s", gIf.name.c_str(), strerror(errno));
-    close(fd);
     return ncclSystemError;
   }
   setNonBlocking(fd);
@@ -234,9 +182,7 @@ ncclResult_t doListen(int dev, void* handleBytes, void** listenComm) {
 }
 
 Comm* newComm(int fd, bool send) {
-  int one = 1;
-  setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
-  setNonBlocking(fd);
+  accl::testnet::makeDataSocket(fd);
   auto* c = new Comm();
   c->fd = fd;
   c->send = send;

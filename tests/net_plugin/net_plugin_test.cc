@@ -32,13 +32,7 @@ using test::NetPair;
 using test::pluginPath;
 using test::transfer;
 
-std::unique_ptr<PluginNetDevice> openDevice(const std::string& entry, uint64_t commId = 0x1234) {
-  std::shared_ptr<PluginLibrary> library = PluginLibrary::load(entry);
-  if (!library) return nullptr;
-  std::unique_ptr<PluginNetDevice> device;
-  if (PluginNetDevice::create(library, commId, -1, &device) != ncclSuccess) return nullptr;
-  return device;
-}
+using test::openDevice;
 
 TEST(NetPluginEntries, ParsesTheSetting) {
   using V = std::vector<std::string>;

@@ -1,6 +1,7 @@
-// Helpers for the net plugin and registry tests: connecting a send/receive pair on one NetDevice
-// and moving checked bytes through it in one thread (both ends polled in turn, under a
-// deadline so a stuck device fails the test instead of hanging it), and capturing log lines.
+// Helpers for the net plugin and registry tests: opening a plugin library as a NetDevice,
+// connecting a send/receive pair on one NetDevice and moving checked bytes through it in one
+// thread (both ends polled in turn, under a deadline so a stuck device fails the test instead of
+// hanging it), and capturing log lines.
 #pragma once
 
 #include <gtest/gtest.h>
@@ -9,12 +10,15 @@
 #include <chrono>
 #include <cstdio>
 #include <fstream>
+#include <memory>
 #include <sstream>
 #include <string>
 #include <vector>
 
 #include "support/scoped_env.h"
 #include "transports/net/net_device.h"
+#include "transports/net/plugin/plugin_library.h"
+#include "transports/net/plugin/plugin_net_device.h"
 #include "util/last_error.h"
 #include "util/log.h"
 
@@ -23,6 +27,16 @@ namespace accl::test {
 constexpr auto kNetDeadline = std::chrono::seconds(60);
 
 inline std::string pluginPath(const std::string& libName) { return std::string(ACCL_NET_PLUGIN_DIR) + "/" + libName; }
+
+// A NetDevice over the plugin library `entry` (a name or a path) for communicator `commId`; null
+// when the library cannot be loaded or initialized.
+inline std::unique_ptr<netplugin::PluginNetDevice> openDevice(const std::string& entry, uint64_t commId = 0x1234) {
+  std::shared_ptr<netplugin::PluginLibrary> library = netplugin::PluginLibrary::load(entry);
+  if (!library) return nullptr;
+  std::unique_ptr<netplugin::PluginNetDevice> device;
+  if (netplugin::PluginNetDevice::create(library, commId, -1, &device) != ncclSuccess) return nullptr;
+  return device;
+}
 
 // A connected pair on device 0 of `dev`, closed (all three comms) on destruction.
 struct NetPair {

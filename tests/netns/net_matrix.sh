@@ -8,14 +8,18 @@
 #     rejections);
 #   * with -n: every connection between ranks on different hosts went through the net transport
 #     ("Channel .. : a[..] -> b[..] via NET/..." lines, logged with NCCL_DEBUG=INFO and
-#     NCCL_DEBUG_SUBSYS=INIT, which -n sets), and there was at least one.
+#     NCCL_DEBUG_SUBSYS=INIT, which -n sets), and there was at least one;
+#   * with -F: the command must fail by itself (a status other than 0, 77 and multihost.sh's
+#     deadline 124) and leave the -g lines (say,
+#     the error it must fail with); the -n / -N checks are skipped (connections may never form).
 # Each run gets a fresh directory in ACCL_NM_DIR (the fault time, the unique-id file) and
 # ACCL_NM_ID_FILE, removed afterwards.
 #
-#   tests/netns/net_matrix.sh [-H hosts] [-P ranks-per-host] [-t seconds] [-n | -N net] [-g regex [-m count]] -- command...
+#   tests/netns/net_matrix.sh [-H hosts] [-P ranks-per-host] [-t seconds] [-n | -N net] [-g regex [-m count]] [-F] -- command...
 #
 # Exit status: multihost.sh's (77 when namespaces cannot be made here: the test is skipped), or 1
-# when the run passed but a check above failed.
+# when the run passed but a check above failed. With -F: 0 when the run failed as expected and
+# every check passed, else 1 (77 still means skipped).
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
 mh_args=()
@@ -24,7 +28,8 @@ need_net=0
 per_host=1
 min_matches=1
 want_net=""
-while getopts "H:P:t:g:m:nN:" opt; do
+expect_fail=0
+while getopts "H:P:t:g:m:nN:F" opt; do
   case "$opt" in
     H | t) mh_args+=("-$opt" "$OPTARG") ;;
     P) mh_args+=("-P" "$OPTARG"); per_host=$OPTARG ;;
@@ -32,7 +37,8 @@ while getopts "H:P:t:g:m:nN:" opt; do
     N) need_net=1; want_net=$OPTARG ;;
     g) grep_re=$OPTARG ;;
     m) min_matches=$OPTARG ;;
-    *) echo "usage: $0 [-H hosts] [-P ranks-per-host] [-t seconds] [-n | -N net] [-g regex [-m count]] -- command..." >&2; exit 2 ;;
+    F) expect_fail=1 ;;
+    *) echo "usage: $0 [-H hosts] [-P ranks-per-host] [-t seconds] [-n | -N net] [-g regex [-m count]] [-F] -- command..." >&2; exit 2 ;;
   esac
 done
 shift $((OPTIND - 1))
@@ -51,6 +57,7 @@ wait "$mh"
 status=$?
 cat "$dir/out.log"
 [ $status -eq 77 ] && exit 77
+if [ $expect_fail -eq 1 ]; then need_net=0; want_net=""; fi
 
 bad=0
 left=$(ip netns list 2>/dev/null | awk '{print $1}' | grep "^acclmh$mh-")
@@ -104,6 +111,12 @@ if [ -n "$want_net" ]; then
     echo "$0: FAIL: the ranks did not all use network $want_net" >&2
     bad=1
   fi
+fi
+if [ $expect_fail -eq 1 ]; then
+  if [ $status -eq 0 ]; then echo "$0: FAIL: the run passed, but it was expected to fail" >&2; exit 1; fi
+  if [ $status -eq 124 ]; then echo "$0: FAIL: the run hung until its deadline instead of failing with an error" >&2; exit 1; fi
+  [ $bad -eq 0 ] && echo "$0: passed: the run failed (status $status) as expected; nothing left behind"
+  exit $bad
 fi
 if [ $status -ne 0 ]; then echo "$0: the run failed with status $status" >&2; exit $status; fi
 [ $bad -eq 0 ] && echo "$0: passed; nothing left behind (namespaces acclmh$mh-*, their processes, /dev/shm)"

@@ -3,6 +3,8 @@
 # between hosts is the net transport. Included from tests/netns/CMakeLists.txt.
 #   NetMatrix.<net>.H<h>P<p>  the covering collective matrix over Socket and the emulated IB
 #   NetMatrix.Plugin.H2P1     the matrix's all-reduce over the acclTest plugin (NCCL_NET_PLUGIN=path)
+#   NetMatrix.StrictV6.H2P<p> the matrix over acclStrictV6, a v6 plugin that relies on NCCL's drive order
+#   NetMatrix.StrictV6.<Old>  the same plugin driven in accl's order before issue 20 must fail
 #   NetFault.<net>.<fault>    link down / QP error / SIGKILL during large all-reduces
 #   NetWire.Socket.Attack     junk, wrong magic and silent connections to every listening port
 set(ACCL_COLL_DIR ${PROJECT_SOURCE_DIR}/tests/mp)
@@ -42,6 +44,25 @@ if(TARGET accl_test_net_v8)
   accl_net_matrix_test(NetMatrix.Plugin.H2P1 acclTest 2 1 -- env NCCL_NET_PLUGIN=$<TARGET_FILE:accl_test_net_v8>
                        NCCL_NET=acclTest $<TARGET_FILE:net_matrix_rank> matrix allreduce)
   add_dependencies(net_matrix_rank accl_test_net_v8)
+endif()
+
+# acclStrictV6 (tests/net_plugin/accl_strict_v6_net.cc): blocking accept, in-order completion, no
+# sizes from test, one buffer per receive, host memory only. It carries the whole matrix; driven
+# the old way (ACCL_CONNECT_ORDER=recv-first: both ranks wait in accept; ACCL_NET_TEST_ORDER=any:
+# a header tested before the payload posted ahead of it) the same run must fail with the plugin's
+# error, by itself and well before the deadline (net_matrix.sh -F).
+if(TARGET accl_strict_v6_net)
+  set(_strict env NCCL_NET_PLUGIN=$<TARGET_FILE:accl_strict_v6_net> NCCL_NET=acclStrictV6)
+  foreach(p 1 2)
+    accl_net_matrix_test(NetMatrix.StrictV6.H2P${p} acclStrictV6 2 ${p} -- ${_strict} $<TARGET_FILE:net_matrix_rank>
+                         matrix)
+  endforeach()
+  accl_net_matrix_test(NetMatrix.StrictV6.RecvFirst acclStrictV6 2 1 -t 60 -F -g "acclStrictV6: accept: no peer" --
+                       ${_strict} ACCL_CONNECT_ORDER=recv-first ACCL_STRICT_NET_ACCEPT_MS=3000
+                       $<TARGET_FILE:net_matrix_rank> matrix allreduce)
+  accl_net_matrix_test(NetMatrix.StrictV6.AnyTestOrder acclStrictV6 2 1 -t 60 -F -g "acclStrictV6: test on .* request"
+                       -- ${_strict} ACCL_NET_TEST_ORDER=any $<TARGET_FILE:net_matrix_rank> matrix allreduce)
+  add_dependencies(net_matrix_rank accl_strict_v6_net)
 endif()
 
 # Faults: liveness lowered so a dead link is declared within seconds (the defaults give 20 s of

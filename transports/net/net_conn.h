@@ -81,6 +81,7 @@ struct NetConnResources : TransportResources {
   NetRecvComm* recvComm = nullptr;
   NetMemHandle* mhandle = nullptr;
   bool inProxy = false;
+  bool testInOrder = false;  // the comm's requests are tested oldest first (net_drive_order.h)
   bool failed = false;
   bool closing = false;          // sender: send the goodbye once everything published is sent
   NetRequest* byeReq = nullptr;  // sender: the goodbye in flight

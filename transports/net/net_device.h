@@ -30,6 +30,7 @@ enum NetPtrKind : int { kNetPtrHost = 1, kNetPtrCuda = 2, kNetPtrDmaBuf = 4 };
 
 constexpr size_t kNetHandleBytes = 128;  // NCCL_NET_HANDLE_MAXSIZE
 constexpr int kNetMaxRecvs = 8;          // most buffers one grouped irecv may carry
+constexpr size_t kNetSizeUnknown = SIZE_MAX;  // a size test did not report (older plugins never do)
 
 struct NetProperties {
   std::string name;     // e.g. "eth0", "mlx5_0:1"
@@ -45,6 +46,9 @@ struct NetProperties {
   int maxRecvs = 1;
   size_t maxP2pBytes = size_t(1) << 31;
   size_t maxCollBytes = size_t(1) << 31;
+  // The device relies on NCCL's drive order: a comm's requests are tested oldest first (it may
+  // complete them in posting order only). Every external plugin says so; the built-in ones do not.
+  bool testInOrder = false;
   // GPUDirect RDMA: how the NIC could reach GPU memory, recorded for the CUDA backend.
   bool gdrPeermem = false;  // nvidia-peermem / nv_mem present
   bool gdrDmaBuf = false;   // ibv_reg_dmabuf_mr available
@@ -116,7 +120,8 @@ class NetDevice {
   virtual ncclResult_t iflush(NetRecvComm* comm, int n, void** data, int* sizes, NetMemHandle** mhandles,
                               NetRequest** request) = 0;
   // *done = 1 once the request finished; then `sizes` (may be null) gets the bytes of each buffer
-  // and the request is freed by the device.
+  // (kNetSizeUnknown where the device does not say: callers must know what they posted) and the
+  // request is freed by the device.
   virtual ncclResult_t test(NetRequest* request, int* done, size_t* sizes) = 0;
 
   virtual ncclResult_t closeSend(NetSendComm* comm) = 0;

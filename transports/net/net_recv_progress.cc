@@ -10,6 +10,7 @@
 
 #include "device/common/fifo_signal.h"
 #include "transports/net/net_conn.h"
+#include "transports/net/net_drive_order.h"
 #include "util/check.h"
 #include "util/log.h"
 
@@ -77,13 +78,15 @@ ncclResult_t netRecvProgress(NetConnResources* r, bool* progressed) {
       *progressed = true;
     }
     if (r->hdrReq) {
+      if (r->testInOrder && netOlderRecvOutstanding(r)) break;  // the payloads before it go first
       int done = 0;
-      size_t size = 0;
+      size_t size = kNetSizeUnknown;
       ncclResult_t res = r->net->test(r->hdrReq, &done, &size);
       if (res != ncclSuccess) return r->failWith(res, "receiving a step header");
       if (!done) break;
       r->hdrReq = nullptr;
-      if (size != sizeof(NetStepHeader)) return r->failWith(ncclRemoteError, "a step header of the wrong size arrived");
+      if (size != kNetSizeUnknown && size != sizeof(NetStepHeader))
+        return r->failWith(ncclRemoteError, "a step header of the wrong size arrived");
       *progressed = true;
       if (r->headers[s % kFifoSteps].info == kNetGoodbyeInfo) {
         r->peerLeft = true;  // nothing follows: post nothing more
@@ -105,13 +108,14 @@ ncclResult_t netRecvProgress(NetConnResources* r, bool* progressed) {
     NetConnResources::Step& st = r->steps[s % kFifoSteps];
     if (!st.complete) {
       int done = 0;
-      size_t size = 0;
+      size_t size = kNetSizeUnknown;
       ncclResult_t res = r->net->test(st.data, &done, &size);
       if (res != ncclSuccess) return r->failWith(res, "receiving a step's data");
       if (!done) break;
       st.data = nullptr;
       const size_t bytes = st.info & ~kFifoStepLL;
-      if (size != bytes) return r->failWith(ncclRemoteError, "a step's data does not match its header's size");
+      if (size != kNetSizeUnknown && size != bytes)
+        return r->failWith(ncclRemoteError, "a step's data does not match its header's size");
       if (st.info & kFifoStepLL) landLL(r, s, bytes);
       st.complete = true;
     }

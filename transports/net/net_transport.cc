@@ -17,6 +17,7 @@
 #include "device/common/fifo_signal.h"
 #include "transports/net/net_conn.h"
 #include "transports/net/net_context.h"
+#include "transports/net/net_drive_order.h"
 #include "util/check.h"
 #include "util/log.h"
 #include "util/params.h"
@@ -163,6 +164,7 @@ ncclResult_t newResources(const ConnSetup& s, ConnSide side, ConnEnd* end, NetCo
   if (rc != ncclSuccess)
     return fail(rc, "net transport: rank %d cannot connect with rank %d (host %s) on channel %d: no network",
                 r->rank, r->peerRank, r->peerHost.c_str(), r->channel);
+  ACCL_CHECK(netTestsInOrder(ctx->properties(), &r->testInOrder));
   *out = r.get();
   end->resources = std::move(r);
   return ncclSuccess;

@@ -34,6 +34,24 @@ int blobTag(ConnSide from, int channel) { return (from == ConnSide::kSend ? kSen
 int ackTag(ConnSide from, int channel) { return (from == ConnSide::kSend ? kSendEndAckTag : kRecvEndAckTag) + channel; }
 ConnSide peerSideOf(ConnSide side) { return side == ConnSide::kSend ? ConnSide::kRecv : ConnSide::kSend; }
 
+// The side whose ends call connect first in every pass of step 2 (ACCL_CONNECT_ORDER). NCCL's
+// order, the default, is the sending ends first: a net plugin whose accept blocks until the peer's
+// connect has arrived then never waits on a peer that is itself waiting in accept, since every
+// rank has started its connects before it accepts. recv-first is accl's order before issue 20,
+// kept for the test that shows such a plugin failing under it.
+ncclResult_t firstConnectSide(ConnSide* first) {
+  const std::string order = paramStr("ACCL_CONNECT_ORDER");
+  if (order.empty() || order == "send-first") {
+    *first = ConnSide::kSend;
+  } else if (order == "recv-first") {
+    *first = ConnSide::kRecv;
+  } else {
+    return fail(ncclInvalidArgument, "connection setup: ACCL_CONNECT_ORDER = '%s' is not send-first or recv-first",
+                order.c_str());
+  }
+  return ncclSuccess;
+}
+
 bool contains(const std::vector<int>& v, int x) {
   for (int y : v)
     if (y == x) return true;
@@ -208,7 +226,10 @@ ncclResult_t ConnectionTable::connect(ncclComm* comm, int channel, const FifoLay
       pending.push_back(std::move(e));
     }
 
-  // 2. Each end takes its peer's blob and connects; a transport may need several calls.
+  // 2. Each end takes its peer's blob and connects; a transport may need several calls. Every
+  //    pass calls the sending ends before the receiving ends (firstConnectSide).
+  ConnSide first = ConnSide::kSend;
+  ACCL_CHECK(firstConnectSide(&first));
   for (PendingEnd& e : pending) {
     const ConnSide from = peerSideOf(e.conn->side);
     ACCL_CHECK(comm->bootstrap->recv(e.conn->peer, blobTag(from, channel), &e.peerBlob, sizeof(e.peerBlob)));
@@ -219,14 +240,15 @@ ncclResult_t ConnectionTable::connect(ncclComm* comm, int channel, const FifoLay
   if (timeoutMs <= 0) timeoutMs = 120000;
   const int64_t start = nowMs();
   for (size_t left = pending.size(); left > 0;) {
-    for (PendingEnd& e : pending) {
-      if (e.connected) continue;
-      ncclResult_t res = e.conn->transport->side(e.conn->side).connect(e.setup, e.peerBlob, e.conn.get());
-      if (res == ncclInProgress) continue;
-      ACCL_CHECK(res);
-      e.connected = true;
-      --left;
-    }
+    for (ConnSide side : {first, peerSideOf(first)})
+      for (PendingEnd& e : pending) {
+        if (e.connected || e.conn->side != side) continue;
+        ncclResult_t res = e.conn->transport->side(e.conn->side).connect(e.setup, e.peerBlob, e.conn.get());
+        if (res == ncclInProgress) continue;
+        ACCL_CHECK(res);
+        e.connected = true;
+        --left;
+      }
     if (left == 0) break;
     if (comm->abortFlag.load(std::memory_order_relaxed))
       return fail(ncclInvalidUsage, "rank %d: connection setup on channel %d aborted (ncclCommAbort)", comm->rank,

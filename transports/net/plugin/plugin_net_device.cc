@@ -100,7 +100,9 @@ ncclResult_t PluginNetDevice::checkDev(int dev, const char* call) const {
 ncclResult_t PluginNetDevice::getProperties(int dev, NetProperties* props) {
   ACCL_CHECK(checkDev(dev, "getProperties"));
   ncclResult_t res = calls_.getProperties(dev, props);
-  return res == ncclSuccess ? res : failed("getProperties", res);
+  if (res != ncclSuccess) return failed("getProperties", res);
+  props->testInOrder = true;  // NCCL tests a comm's requests oldest first: a plugin may rely on it
+  return ncclSuccess;
 }
 
 ncclResult_t PluginNetDevice::listen(int dev, NetHandle* handle, NetListenComm** listenComm) {
@@ -235,13 +237,15 @@ ncclResult_t PluginNetDevice::iflush(NetRecvComm* comm, int n, void** data, int*
 ncclResult_t PluginNetDevice::test(NetRequest* request, int* done, size_t* sizes) {
   *done = 0;
   auto* req = static_cast<PluginRequest*>(request);
-  int intSizes[kNetMaxRecvs] = {};
+  int intSizes[kNetMaxRecvs];
+  for (int& s : intSizes) s = -1;  // many plugins never write the sizes
   ncclResult_t res = calls_.test(req->raw, done, intSizes);
   // After an error the request is dead too; keep the wrapper (the caller may not retry).
   if (res != ncclSuccess) return failed("test", res);
   if (*done) {
     if (sizes)
-      for (int i = 0; i < req->n; ++i) sizes[i] = intSizes[i] < 0 ? 0 : static_cast<size_t>(intSizes[i]);
+      for (int i = 0; i < req->n; ++i)
+        sizes[i] = intSizes[i] < 0 ? kNetSizeUnknown : static_cast<size_t>(intSizes[i]);
     delete req;
   }
   return ncclSuccess;
