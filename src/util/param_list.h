@@ -118,6 +118,9 @@ ACCL_PARAM(NCCL_SOCKET_MIN_TASKSIZE, Int, "65536",
            "Socket network: smallest piece a large message is split into across the data sockets.")
 ACCL_PARAM(NCCL_SOCKET_INLINE, Int, "128",
            "Socket network: messages up to this many bytes travel on the control socket, not the data sockets.")
+ACCL_PARAM(ACCL_NET_ZERO_COPY_MIN, Int, "65536",
+           "Host backend over a network that needs no registration (Socket): Simple steps of at least this many "
+           "bytes go from the user's buffer straight to the network, not through a staging copy; 0: never.")
 ACCL_PARAM(ACCL_SOCKET_HANDSHAKE_MS, Int, "5000",
            "Socket network: a connection to a listening port that has not sent its hello (magic, connection id) "
            "within this many milliseconds is rejected with a WARN naming its address.")

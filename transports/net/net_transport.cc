@@ -17,6 +17,7 @@
 #include "device/common/fifo_signal.h"
 #include "transports/net/net_conn.h"
 #include "transports/net/net_context.h"
+#include "transports/net/net_user_send.h"
 #include "util/check.h"
 #include "util/log.h"
 #include "util/params.h"
@@ -28,6 +29,7 @@ namespace accl {
 
 NetConnResources::~NetConnResources() {
   netProfileRetireAll(this);
+  netLogUserSends(this);
   if (net) {
     if (mhandle) net->deregMr(sendComm ? static_cast<void*>(sendComm) : static_cast<void*>(recvComm), mhandle);
     if (sendComm) net->closeSend(sendComm);
@@ -247,6 +249,7 @@ ncclResult_t sendConnect(const ConnSetup& s, const ConnBlob& peerBlob, ConnEnd* 
                   r->peerRank, r->peerHost.c_str(), r->channel, r->net->name());
     if (!r->sendComm) return ncclInProgress;
     ACCL_CHECK(registerMemory(r, r->sendComm));
+    r->userSendMinBytes = end->userSendMinBytes = netUserSendMinBytes(r);
     joinProxy(r, end);
   }
   return ncclSuccess;
