@@ -11,6 +11,8 @@
 // Then buffers that change between calls: per iteration a fresh mapping (munmap'd afterwards, so
 // the next one usually lands at the same address) and a fresh heap buffer, new values each time,
 // in-place and out-of-place all-reduces; a send that served a stale buffer shows as wrong values.
+// Last a send/recv ring (the point-to-point loop sends from the user's buffer too) over fresh
+// mappings, counts around the threshold.
 #include <sys/mman.h>
 
 #include <chrono>
@@ -116,6 +118,49 @@ bool runRealloc(RankContext& ctx, ncclComm_t comm, const ncclCollConfig_t* confi
   return true;
 }
 
+int32_t ringValue(int rank, size_t j, int it) { return int32_t(rank * 1000003u + j * 7919u + unsigned(it) * 31u + 17u); }
+
+// Rank r sends count int32 to r+1 and receives from r-1 in one group, each buffer a fresh mapping
+// with guards after it; false when a call failed.
+bool runP2pRing(RankContext& ctx, ncclComm_t comm) {
+  const size_t kGuard = 16;
+  const int32_t kGuardValue = 0x5a5a5a5a;
+  const int n = ctx.nranks, r = ctx.rank, to = (r + 1) % n, from = (r + n - 1) % n;
+  int it = 0;
+  for (size_t count : {size_t(1023), size_t(1024), size_t(1025), size_t(2049), size_t(65539), size_t(262147)}) {
+    const size_t bytes = (count + kGuard) * sizeof(int32_t);
+    void* s = mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    void* d = mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (s == MAP_FAILED || d == MAP_FAILED) return ctx.fail("send/recv ring: mmap of %zu bytes failed", bytes), false;
+    int32_t* send = static_cast<int32_t*>(s);
+    int32_t* recv = static_cast<int32_t*>(d);
+    for (size_t j = 0; j < count + kGuard; ++j) {
+      send[j] = ringValue(r, j, it);
+      recv[j] = kGuardValue;
+    }
+    ncclResult_t res = ncclGroupStart();
+    if (res == ncclSuccess) res = ncclSend(send, count, ncclInt32, to, comm, nullptr);
+    if (res == ncclSuccess) res = ncclRecv(recv, count, ncclInt32, from, comm, nullptr);
+    const ncclResult_t end = ncclGroupEnd();
+    if (res == ncclSuccess) res = end;
+    size_t wrong = 0;
+    std::string first;
+    for (size_t j = 0; res == ncclSuccess && j < count + kGuard; ++j) {
+      const int32_t want = j < count ? ringValue(from, j, it) : kGuardValue;
+      if (recv[j] != want && wrong++ == 0)
+        first = "[" + std::to_string(j) + "] expected " + std::to_string(want) + " got " + std::to_string(recv[j]);
+    }
+    munmap(s, bytes);
+    munmap(d, bytes);
+    if (res != ncclSuccess)
+      return ctx.fail("send/recv ring count=%zu returned %d: %s", count, res, ncclGetLastError(nullptr)), false;
+    ctx.check(wrong == 0, "send/recv ring count=%zu from rank %d: %zu elements wrong (guards included); %s", count,
+              from, wrong, first.c_str());
+    ++it;
+  }
+  return true;
+}
+
 }  // namespace
 
 int runZeroCopyMode(const MhRank& me) {
@@ -151,6 +196,7 @@ int runZeroCopyMode(const MhRank& me) {
     if (!ok) break;
     if (!(ok = runRealloc(ctx, comm, &config))) break;
   }
+  if (ok) ok = runP2pRing(ctx, comm);
   res = ok ? ncclCommDestroy(comm) : ncclCommAbort(comm);
   ctx.check(res == ncclSuccess, "closing the communicator returned %d: %s", res, ncclGetLastError(nullptr));
   const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();

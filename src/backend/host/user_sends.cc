@@ -14,15 +14,23 @@ bool UserSends::allowed(const HostConnEnd* ends, int n, size_t bytes) {
   return true;
 }
 
+void publishUserSend(FifoView& f, const char* data, size_t bytes) {
+  const FifoUserSend desc{data};
+  std::memcpy(f.simpleSlot(f.step), &desc, sizeof(desc));
+  publishTail(f, fifoStepInfo(bytes, false) | kFifoStepUserPtr);
+}
+
+void abandonUserSends(FifoView& f, uint64_t step) {
+  if (fifoCounter(f.head).load(std::memory_order_acquire) > step) return;
+  std::atomic_ref<uint32_t>(f.tail->closed).store(1, std::memory_order_release);
+}
+
 void UserSends::publish(const HostConnEnd& c, const char* data, size_t bytes) {
-  FifoView& f = *c.fifo;
   pending_.erase(std::remove_if(pending_.begin(), pending_.end(),
                                 [](const Pending& p) { return p.end.fifo->headCache > p.step; }),
                  pending_.end());
-  const FifoUserSend desc{data};
-  std::memcpy(f.simpleSlot(f.step), &desc, sizeof(desc));
-  pending_.push_back(Pending{c, f.step, data, data + bytes});
-  publishTail(f, fifoStepInfo(bytes, false) | kFifoStepUserPtr);
+  pending_.push_back(Pending{c, c.fifo->step, data, data + bytes});
+  publishUserSend(*c.fifo, data, bytes);
 }
 
 ncclResult_t UserSends::waitClear(const char* data, size_t bytes, const WaitPolicy& policy, const char* what) {
@@ -50,11 +58,7 @@ ncclResult_t UserSends::waitAll(const WaitPolicy& policy, const char* what) {
 }
 
 void UserSends::abandon() {
-  for (const Pending& p : pending_) {
-    FifoView& f = *p.end.fifo;
-    if (fifoCounter(f.head).load(std::memory_order_acquire) > p.step) continue;
-    std::atomic_ref<uint32_t>(f.tail->closed).store(1, std::memory_order_release);
-  }
+  for (const Pending& p : pending_) abandonUserSends(*p.end.fifo, p.step);
   pending_.clear();
 }
 

@@ -19,6 +19,12 @@
 
 namespace accl {
 
+// Publishes the current step of `f` as [data, data + bytes) of the user's memory.
+void publishUserSend(FifoView& f, const char* data, size_t bytes);
+// After an error: if head has not passed `step` yet, closes the staging FIFO of `f`, so that its
+// proxy posts no user-pointer step of it any more.
+void abandonUserSends(FifoView& f, uint64_t step);
+
 class UserSends {
  public:
   // Whether a step of `bytes` may go to every one of the `n` send ends as a user pointer.
