@@ -68,6 +68,7 @@ ncclResult_t netSendProgress(NetConnResources* r, bool* progressed) {
       if (res != ncclSuccess) return r->failWith(res, "posting a step's data");
       if (!req) break;
       st.data = req;
+      netCountUserSend(r, s, info);
     }
     r->hdrPosted = false;
     if (r->prof) netProfileStepPosted(r, s, bytes);

@@ -33,11 +33,16 @@ ncclResult_t netStepSource(NetConnResources* r, uint64_t s, uint32_t info, const
   FifoUserSend desc;
   std::memcpy(&desc, r->simpleSlot(s), sizeof(desc));
   *src = desc.data;
+  return ncclSuccess;
+}
+
+void netCountUserSend(NetConnResources* r, uint64_t s, uint32_t info) {
+  if (!(info & kFifoStepUserPtr)) return;
+  const size_t bytes = info & ~(kFifoStepLL | kFifoStepUserPtr);
   if (r->userSteps++ == 0)
     ACCL_INFO(ACCL_LOG_NET, "NET/proxy: rank %d: channel %d to rank %d: step %llu (%zu bytes) goes straight from the "
               "user's buffer (zero copy)", r->rank, r->channel, r->peerRank, static_cast<unsigned long long>(s), bytes);
   r->userBytes += bytes;
-  return ncclSuccess;
 }
 
 uint32_t netWireInfo(uint32_t info) { return info & ~kFifoStepUserPtr; }

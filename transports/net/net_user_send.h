@@ -24,6 +24,10 @@ size_t netUserSendMinBytes(const NetConnResources* r);
 // slot names. An error (the connection failed) for a user pointer the end never allowed.
 ncclResult_t netStepSource(NetConnResources* r, uint64_t s, uint32_t info, const void** src);
 
+// Counts step `s` when it went from a user's buffer (the device took the send); the first one of
+// the end is logged (INFO NET).
+void netCountUserSend(NetConnResources* r, uint64_t s, uint32_t info);
+
 // The step info the receiver gets: what `info` says, less the sender-local kFifoStepUserPtr.
 uint32_t netWireInfo(uint32_t info);
 
