@@ -94,6 +94,10 @@ struct ConnEnd {
   std::unique_ptr<TransportResources> resources;  // the transport's state for this end
   uint64_t ownedBytes = 0;   // memory this end allocated for the connection
   uint64_t mappedBytes = 0;  // the peer's memory this end maps
+  // A sender end whose proxy can send straight from this process's memory (the network on the
+  // host backend, a device that needs no registration): Simple steps of at least this many bytes
+  // may be published as kFifoStepUserPtr (device/common/fifo.h). 0: never.
+  size_t userSendMinBytes = 0;
   // With a profiler plugin: the operations the backend ran on this end, for a proxy's ProxyOp /
   // ProxyStep events (profiler/proxy_op_marks.h). Untouched without one.
   prof::ProxyOpMarks profOps;

@@ -7,8 +7,10 @@
 #   NetMatrix.StrictV6.<Old>  the same plugin driven in accl's order before issue 20 must fail
 #   NetFault.<net>.<fault>    link down / QP error / SIGKILL during large all-reduces
 #   NetWire.Socket.Attack     junk, wrong magic and silent connections to every listening port
+#   NetZeroCopy.Socket.H<h>P<p>  large steps sent straight from the user's buffers (net_zero_copy_rank.cc)
 set(ACCL_COLL_DIR ${PROJECT_SOURCE_DIR}/tests/mp)
 add_executable(net_matrix_rank net_matrix_rank.cc net_matrix_cases.cc net_fault_rank.cc net_wire_attacker.cc
+                               net_zero_copy_rank.cc
                                ${ACCL_COLL_DIR}/collective_types.cc ${ACCL_COLL_DIR}/collective_expect.cc
                                ${ACCL_COLL_DIR}/collective_call.cc ${ACCL_COLL_DIR}/collective_runner.cc)
 target_include_directories(net_matrix_rank PRIVATE ${PROJECT_SOURCE_DIR}/tests)
@@ -86,6 +88,19 @@ endif()
 # connection is accepted.
 accl_net_matrix_test(NetWire.Socket.Attack Socket 2 2 -g "NET/Socket.*rejected" -m 3 -- env NCCL_NET=Socket
                      ACCL_SOCKET_HANDSHAKE_MS=1000 $<TARGET_FILE:net_matrix_rank> attack)
+
+# Zero copy: 8 KiB slots and a 4 KiB threshold, so steps fall on both sides of it; every rank's
+# proxy must log that a step went straight from the user's buffer (NCCL_DEBUG_SUBSYS NET), at
+# least once per sending connection between hosts (2 channels; 2x1: 2 ranks, 2x2: the 2 ranks
+# whose ring neighbour is on the other host), and every element is checked.
+foreach(shape 2x1 2x2)
+  string(REPLACE "x" ";" hp ${shape})
+  list(GET hp 0 h)
+  list(GET hp 1 p)
+  accl_net_matrix_test(NetZeroCopy.Socket.H${h}P${p} Socket ${h} ${p} -g "straight from the user's buffer" -m 4
+                       -- env NCCL_NET=Socket NCCL_DEBUG=INFO NCCL_DEBUG_SUBSYS=INIT,NET NCCL_BUFFSIZE=65536
+                       ACCL_NET_ZERO_COPY_MIN=4096 $<TARGET_FILE:net_matrix_rank> zerocopy)
+endforeach()
 
 # tests/netns/bench_net.sh's raw TCP measurement (a tool, not a test).
 add_executable(tcp_bidir tcp_bidir.cc)

@@ -88,6 +88,11 @@ struct NetConnResources : TransportResources {
   bool byeDone = false;          // sender: the goodbye was sent
   bool peerLeft = false;         // receiver: the goodbye arrived
   bool closedLocally = false;    // receiver: counters closed after the goodbye
+  // Sender: the smallest step its Prims may publish as a user pointer (net_user_send.h; 0: none),
+  // and the steps and bytes sent that way.
+  size_t userSendMinBytes = 0;
+  uint64_t userSteps = 0;
+  uint64_t userBytes = 0;
 
   // Sender progress: steps [doneStep, postStep) are posted; postStep's header may be.
   // Receiver progress: steps [doneStep, postStep) have their payload posted (or none);

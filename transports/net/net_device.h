@@ -39,6 +39,9 @@ struct NetProperties {
   int ptrSupport = kNetPtrHost;  // NetPtrKind bits
   bool regIsGlobal = false;      // one registration serves every comm of the device
   bool forceFlush = false;
+  // isend reads any host memory of the process without a registration (the mhandle is unused):
+  // the proxy may send a step straight from a user buffer (transports/net/net_user_send.h).
+  bool sendsUnregistered = false;
   int speedMbps = 0;
   int port = 0;
   float latencyUs = 0;

@@ -7,13 +7,14 @@
 #include "device/common/fifo_signal.h"
 #include "util/check.h"
 #include "transports/net/net_conn.h"
+#include "transports/net/net_user_send.h"
 
 namespace accl {
 namespace {
 
 std::atomic_ref<uint64_t> counter(FifoCounter* c) { return std::atomic_ref<uint64_t>(c->value); }
 
-size_t stepBytes(uint32_t info) { return info & ~kFifoStepLL; }
+size_t stepBytes(uint32_t info) { return info & ~(kFifoStepLL | kFifoStepUserPtr); }
 
 // Whether the step's requests are done (each tested once finished is not tested again).
 ncclResult_t testStep(NetConnResources* r, NetConnResources::Step& st, bool* done) {
@@ -49,7 +50,7 @@ ncclResult_t netSendProgress(NetConnResources* r, bool* progressed) {
       return r->failWith(ncclInternalError, "a step larger than its slot was published");
     if (!r->hdrPosted) {
       NetStepHeader* h = &r->headers[s % kFifoSteps];
-      h->info = info;
+      h->info = netWireInfo(info);
       h->step = static_cast<uint32_t>(s);
       NetRequest* req = nullptr;
       ncclResult_t res = r->net->isend(r->sendComm, h, sizeof(*h), kNetHeaderTag, r->mhandle, &req);
@@ -60,12 +61,14 @@ ncclResult_t netSendProgress(NetConnResources* r, bool* progressed) {
       *progressed = true;
     }
     if (bytes > 0) {
-      void* src = ll ? r->llSlot(s) : r->simpleSlot(s);
+      const void* src = nullptr;
+      ACCL_CHECK(netStepSource(r, s, info, &src));
       NetRequest* req = nullptr;
-      ncclResult_t res = r->net->isend(r->sendComm, src, bytes, kNetDataTag, r->mhandle, &req);
+      ncclResult_t res = r->net->isend(r->sendComm, const_cast<void*>(src), bytes, kNetDataTag, r->mhandle, &req);
       if (res != ncclSuccess) return r->failWith(res, "posting a step's data");
       if (!req) break;
       st.data = req;
+      netCountUserSend(r, s, info);
     }
     r->hdrPosted = false;
     if (r->prof) netProfileStepPosted(r, s, bytes);

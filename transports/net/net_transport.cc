@@ -18,6 +18,7 @@
 #include "transports/net/net_conn.h"
 #include "transports/net/net_context.h"
 #include "transports/net/net_drive_order.h"
+#include "transports/net/net_user_send.h"
 #include "util/check.h"
 #include "util/log.h"
 #include "util/params.h"
@@ -29,6 +30,7 @@ namespace accl {
 
 NetConnResources::~NetConnResources() {
   netProfileRetireAll(this);
+  netLogUserSends(this);
   if (net) {
     if (mhandle) net->deregMr(sendComm ? static_cast<void*>(sendComm) : static_cast<void*>(recvComm), mhandle);
     if (sendComm) net->closeSend(sendComm);
@@ -249,6 +251,7 @@ ncclResult_t sendConnect(const ConnSetup& s, const ConnBlob& peerBlob, ConnEnd* 
                   r->peerRank, r->peerHost.c_str(), r->channel, r->net->name());
     if (!r->sendComm) return ncclInProgress;
     ACCL_CHECK(registerMemory(r, r->sendComm));
+    r->userSendMinBytes = end->userSendMinBytes = netUserSendMinBytes(r);
     joinProxy(r, end);
   }
   return ncclSuccess;

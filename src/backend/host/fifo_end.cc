@@ -14,6 +14,17 @@ ncclResult_t waitSendSlot(const HostConnEnd& c, const WaitPolicy& policy, const 
       policy, [&] { return sendSlotFree(f); }, counterWord(f.head->value), &f.head->sleepers, sendWaitPeer(c), what);
 }
 
+ncclResult_t waitSendDone(const HostConnEnd& c, uint64_t step, const WaitPolicy& policy, const char* what) {
+  FifoView& f = *c.fifo;
+  auto done = [&] {
+    if (f.headCache > step) return true;
+    f.headCache = fifoCounter(f.head).load(std::memory_order_acquire);
+    return f.headCache > step;
+  };
+  if (done()) return ncclSuccess;
+  return waitUntil(policy, done, counterWord(f.head->value), &f.head->sleepers, sendWaitPeer(c), what);
+}
+
 void writeLLSlot(FifoView& f, const char* payload, size_t bytes) {
   const size_t words = divUp(bytes, kLLWordPayload);
   LLWord* slot = f.llSlot(f.step);

@@ -26,6 +26,9 @@ struct HostConnEnd {
   FifoView* fifo;  // persistent view (its `step` is this end's counter)
   int peerRank;
   int peerPid;     // 0 when the peer is in this process
+  // Sender over the network: Simple steps of at least this many bytes may be published as user
+  // pointers (kFifoStepUserPtr; backend/host/user_sends.h); 0: never.
+  size_t userSendMin = 0;
 };
 
 inline std::atomic_ref<uint64_t> fifoCounter(FifoCounter* c) { return std::atomic_ref<uint64_t>(c->value); }
@@ -48,6 +51,9 @@ inline bool sendSlotFree(FifoView& f) {
 
 // Waits until sendSlotFree.
 ncclResult_t waitSendSlot(const HostConnEnd& c, const WaitPolicy& policy, const char* what);
+
+// Waits until the receiver (or the proxy) has released `step` of this sender end (head > step).
+ncclResult_t waitSendDone(const HostConnEnd& c, uint64_t step, const WaitPolicy& policy, const char* what);
 
 // Writes `bytes` of `payload` into the LL slot of the current step (flag = llFlag(step)).
 void writeLLSlot(FifoView& f, const char* payload, size_t bytes);

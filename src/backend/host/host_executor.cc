@@ -19,7 +19,7 @@ class HostCollExec {
 
   HostCollExec(const HostBackend& b, int channel, const CollWork& w) : b_(b), channel_(channel), w_(w) {}
 
-  Args baseArgs() const {
+  Args baseArgs() {
     Args a;
     a.input = w_.sendbuff;
     a.output = w_.recvbuff;
@@ -28,6 +28,7 @@ class HostCollExec {
     a.proto = w_.proto;
     a.wait = &b_.waitPolicy();
     a.what = collApiName(w_.func, "ncclSend/ncclRecv");
+    a.userSends = &userSends_;
     return a;
   }
   bool addRecv(Args& a, PeerRole, int, int peer) { return add(a.recv, &a.nRecv, peer, false); }
@@ -36,8 +37,12 @@ class HostCollExec {
   HostPrims prims(const Args& a) const {
     return HostPrims(a);
   }
+  // After a phase: its status, and once every step of the item was published without error the
+  // zero-copy sends the network still reads from the user's buffers (user_sends.h) are waited for.
   bool finish(HostPrims& p) {
     if (result_ == ncclSuccess) result_ = p.status();
+    if (result_ == ncclSuccess) result_ = userSends_.waitAll(b_.waitPolicy(), collApiName(w_.func, "collective"));
+    if (result_ != ncclSuccess) userSends_.abandon();
     return result_ == ncclSuccess;
   }
   bool unsupported(const CollWork& w) {
@@ -55,7 +60,7 @@ class HostCollExec {
                      collApiName(w_.func, "collective"), channel_, isSend ? "send" : "receive", peer);
       return false;
     }
-    ends[(*n)++] = HostConnEnd{&conn->view, peer, conn->peerPid};
+    ends[(*n)++] = HostConnEnd{&conn->view, peer, conn->peerPid, isSend ? conn->userSendMinBytes : 0};
     return true;
   }
 
@@ -63,6 +68,7 @@ class HostCollExec {
   int channel_;
   const CollWork& w_;
   ncclResult_t result_ = ncclSuccess;
+  UserSends userSends_;
 };
 
 ncclResult_t runColl(HostBackend& b, int channel, const CollWork& w) {

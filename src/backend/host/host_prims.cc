@@ -50,9 +50,27 @@ void HostPrims::postSend(int i, const char* payload, size_t bytes) {
                          : fifoStepInfo(divUp(bytes, kLLWordPayload) * sizeof(LLWord), true));
 }
 
+const char* HostPrims::userSendSource(unsigned what, size_t in, size_t out, size_t bytes) const {
+  if (!args_.userSends || !simple_ || !(what & kSend) || !UserSends::allowed(args_.send, args_.nSend, bytes))
+    return nullptr;
+  if (what & kOut) return outPtr(out);  // computed there first, then sent from there
+  const bool inputAsIs = !args_.inputIsContribution || UserSends::inputSentAsIs(args_.op);
+  if ((what & kIn) && !(what & (kRecv | kPost)) && inputAsIs) return inPtr(in);
+  return nullptr;  // a value computed into the slot (recvReduceSend) or scaled on the way
+}
+
 void HostPrims::step(unsigned what, size_t in, size_t out, size_t n) {
   if (status_ != ncclSuccess) return;
   const size_t bytes = n * elemSize_;
+  // Zero copy: the value goes from the user's memory to the network (user_sends.h).
+  const char* userSrc = userSendSource(what, in, out, bytes);
+  const bool inputAsIs = userSrc && !(what & kOut);  // nothing to compute: the input is the value
+  // The output must not change under a zero-copy send that still reads it (in place, a tree's
+  // other phase).
+  if ((what & kOut) && args_.userSends && args_.userSends->any()) {
+    status_ = args_.userSends->waitClear(outPtr(out), bytes, *args_.wait, args_.what);
+    if (status_ != ncclSuccess) return;
+  }
   const char* received[kMaxTreeChildren] = {};
   if (what & kRecv) {
     for (int i = 0; i < args_.nRecv; ++i) {
@@ -67,6 +85,8 @@ void HostPrims::step(unsigned what, size_t in, size_t out, size_t n) {
   char* dst;
   if (what & kOut) {
     dst = outPtr(out);
+  } else if (inputAsIs) {
+    dst = const_cast<char*>(userSrc);  // read only
   } else if ((what & kSend) && simple_) {
     dst = firstSlot = waitSend(0);
     if (status_ != ncclSuccess) return;
@@ -89,7 +109,7 @@ void HostPrims::step(unsigned what, size_t in, size_t out, size_t n) {
       std::memcpy(dst, received[0], bytes);
     else
       value = received[0];  // forwarded as is (LL)
-  } else if (what & kIn) {
+  } else if ((what & kIn) && !inputAsIs) {
     res = args_.inputIsContribution ? applyPreOp(dst, inPtr(in), n, args_.type, args_.op)
                                     : (std::memmove(dst, inPtr(in), bytes), ncclSuccess);
     if (res == ncclSuccess && post) res = applyPostOp(dst, dst, n, args_.type, args_.op);
@@ -103,6 +123,10 @@ void HostPrims::step(unsigned what, size_t in, size_t out, size_t n) {
     for (int i = 0; i < args_.nSend; ++i) {
       char* slot = (i == 0 && firstSlot) ? firstSlot : waitSend(i);
       if (status_ != ncclSuccess) return;
+      if (userSrc) {
+        args_.userSends->publish(args_.send[i], userSrc, bytes);
+        continue;
+      }
       if (simple_ && slot != value) std::memcpy(slot, value, bytes);
       postSend(i, value, bytes);
     }

@@ -25,6 +25,7 @@
 #include "device/common/ids.h"
 #include "backend/host/fifo_end.h"
 #include "backend/host/host_wait.h"
+#include "backend/host/user_sends.h"
 #include "nccl.h"
 
 namespace accl {
@@ -42,6 +43,10 @@ struct HostPrimsArgs {
   ProtoId proto = kProtoSimple;
   const WaitPolicy* wait = nullptr;
   const char* what = "collective";  // names the operation in error messages
+  // The zero-copy sends of the work item, shared by its Prims (a tree's two phases write what
+  // the other sent from); null: every step goes through the FIFO slots. The owner waits for them
+  // (UserSends::waitAll) before the operation counts as complete.
+  UserSends* userSends = nullptr;
 };
 
 class HostPrims {
@@ -76,6 +81,9 @@ class HostPrims {
   const char* inPtr(size_t elemOff) const { return static_cast<const char*>(args_.input) + elemOff * elemSize_; }
   char* outPtr(size_t elemOff) const { return static_cast<char*>(args_.output) + elemOff * elemSize_; }
   char* scratch(int i, size_t bytes);
+  // The user memory holding the value of a `what` step (out / in), when it may be sent from there
+  // to every send peer; null: through the FIFO slots.
+  const char* userSendSource(unsigned what, size_t in, size_t out, size_t bytes) const;
 
   HostPrimsArgs args_;
   bool simple_;  // Simple (or LL128), else LL

@@ -12,6 +12,7 @@
 #include "device/common/chunk_loop.h"
 #include "device/common/dtypes.h"
 #include "backend/host/fifo_end.h"
+#include "backend/host/user_sends.h"
 #include "util/check.h"
 #include "util/time.h"
 
@@ -24,6 +25,9 @@ struct Transfer {
   size_t done = 0;       // elements moved
   bool started = false;  // a zero-element transfer still takes one step
   bool finished = false;
+  // A send whose chunks went as user pointers (backend/host/user_sends.h) finishes once head
+  // reaches this (the network has sent them all); until then the proxy reads the user's buffer.
+  uint64_t userSendsHead = 0;
 };
 
 HostConnEnd endOf(const Transfer& t) { return HostConnEnd{&t.conn->view, t.work->peer, t.conn->peerPid}; }
@@ -35,10 +39,22 @@ bool tryStep(Transfer& t) {
   const size_t elem = dtypeSize(w.type);
   const size_t n = minSize(w.chunkElems, w.chanCount - t.done);
   const size_t off = (w.chanOffset + t.done) * elem;
+  if (w.isSend && t.started && t.done == w.chanCount) {  // every chunk out: wait for the user-pointer ones
+    if (fifoCounter(f.head).load(std::memory_order_acquire) < t.userSendsHead) return false;
+    t.finished = true;
+    return true;
+  }
   if (w.isSend) {
     if (!sendSlotFree(f)) return false;
-    if (n) std::memcpy(f.simpleSlot(f.step), static_cast<const char*>(w.sendbuff) + off, n * elem);
-    publishTail(f, fifoStepInfo(n * elem, false));
+    const char* from = static_cast<const char*>(w.sendbuff) + off;
+    const size_t min = t.conn->userSendMinBytes;
+    if (min > 0 && n * elem >= min) {
+      publishUserSend(f, from, n * elem);
+      t.userSendsHead = f.step;
+    } else {
+      if (n) std::memcpy(f.simpleSlot(f.step), from, n * elem);
+      publishTail(f, fifoStepInfo(n * elem, false));
+    }
   } else {
     if (!simpleDataReady(f)) return false;
     if (n) std::memcpy(static_cast<char*>(w.recvbuff) + off, f.simpleSlot(f.step), n * elem);
@@ -46,7 +62,8 @@ bool tryStep(Transfer& t) {
   }
   t.done += n;
   t.started = true;
-  t.finished = t.done == w.chanCount;
+  t.finished = t.done == w.chanCount && (!w.isSend || t.userSendsHead == 0 ||
+                                         fifoCounter(f.head).load(std::memory_order_acquire) >= t.userSendsHead);
   return true;
 }
 
@@ -70,6 +87,16 @@ ncclResult_t hostRunP2pBatch(const HostP2pContext& ctx, int channel, const std::
     if (!transfers[i].conn)
       return fail(ncclInternalError, "p2p: no connection to rank %d on channel %d", works[i].peer, channel);
   }
+  // On a failure the proxy must stop reading the user's buffers of the sends not finished.
+  struct AbandonOnFailure {
+    std::vector<Transfer>& transfers;
+    bool armed = true;
+    ~AbandonOnFailure() {
+      if (!armed) return;
+      for (Transfer& t : transfers)
+        if (!t.finished && t.userSendsHead > 0) abandonUserSends(t.conn->view, t.userSendsHead - 1);
+    }
+  } guard{transfers};
   const WaitPolicy& policy = *ctx.wait;
   int idle = 0;
   int sleeps = 0;
@@ -136,6 +163,7 @@ ncclResult_t hostRunP2pBatch(const HostP2pContext& ctx, int channel, const std::
     const Transfer& waited = firstUnfinished(transfers);
     maybeLogLongWait(policy, waited.work->peer, directionName(waited), idleSinceMs, &lastLogMs);
   }
+  guard.armed = false;
   return ncclSuccess;
 }
 

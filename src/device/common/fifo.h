@@ -54,6 +54,15 @@ constexpr uint32_t kFifoStepLL = 1u << 31;
 // CUDA only: an LL128 step (bytes: the 128-byte lines written). A transport that does not carry
 // LL128 (the network: its layout has no LL128 slots) never sees it.
 constexpr uint32_t kFifoStepLL128 = 1u << 30;
+// Host network only (transports/net): the staging slot holds a FifoUserSend, not the payload;
+// the step's bytes (the low bits, as for Simple) are at FifoUserSend::data in the sender's
+// memory, which the proxy sends from directly (zero copy). The sender's Prims leaves them
+// unchanged until head passes the step. Only a sender end with ConnEnd::userSendMinBytes > 0
+// (backend/host/user_sends.h) publishes it; the receiver never sees the bit.
+constexpr uint32_t kFifoStepUserPtr = 1u << 29;
+struct FifoUserSend {
+  const void* data;
+};
 ACCL_HOST_DEVICE inline uint32_t fifoStepInfo(size_t slotBytes, bool ll) {
   return static_cast<uint32_t>(slotBytes) | (ll ? kFifoStepLL : 0u);
 }

@@ -48,6 +48,7 @@ class SocketNetDevice final : public NetDevice {
     props->pciPath = i.pciPath;
     props->guid = static_cast<uint64_t>(dev);
     props->ptrSupport = kNetPtrHost;
+    props->sendsUnregistered = true;  // plain send() from any address: regMr only makes a token
     props->speedMbps = i.speedMbps;
     props->port = 0;
     props->latencyUs = 0;
