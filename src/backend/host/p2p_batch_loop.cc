@@ -71,16 +71,37 @@ WaitPeer waitPeerOf(const Transfer& t) { return t.work->isSend ? sendWaitPeer(en
 
 const char* directionName(const Transfer& t) { return t.work->isSend ? "ncclSend" : "ncclRecv"; }
 
-const Transfer& firstUnfinished(const std::vector<Transfer>& transfers) {
+// The transfers of one batch: on the stack up to kInline (a small call allocates nothing), on the
+// heap beyond.
+class TransferList {
+ public:
+  explicit TransferList(size_t n) : n_(n) {
+    if (n > kInline) heap_.resize(n);
+  }
+  Transfer* begin() { return n_ > kInline ? heap_.data() : inline_; }
+  Transfer* end() { return begin() + n_; }
+  const Transfer* begin() const { return n_ > kInline ? heap_.data() : inline_; }
+  const Transfer* end() const { return begin() + n_; }
+  Transfer& operator[](size_t i) { return begin()[i]; }
+  size_t size() const { return n_; }
+
+ private:
+  static constexpr size_t kInline = 16;
+  size_t n_;
+  Transfer inline_[kInline];
+  std::vector<Transfer> heap_;
+};
+
+const Transfer& firstUnfinished(const TransferList& transfers) {
   for (const Transfer& t : transfers)
     if (!t.finished) return t;
-  return transfers.front();
+  return *transfers.begin();
 }
 
 }  // namespace
 
 ncclResult_t hostRunP2pBatch(const HostP2pContext& ctx, int channel, const std::vector<P2pWork>& works) {
-  std::vector<Transfer> transfers(works.size());
+  TransferList transfers(works.size());
   for (size_t i = 0; i < works.size(); ++i) {
     transfers[i].work = &works[i];
     transfers[i].conn = ctx.view.connection(channel, works[i].peer, works[i].isSend);

@@ -379,6 +379,7 @@ ncclResult_t runComm(ncclComm* comm, CommTasks& ct) {
 // Holds every communicator of the group for its run. A communicator destroyed or aborted inside
 // the group fails the whole group (its peers' operations in the same group would wait for it).
 ncclResult_t holdGroupComms(size_t count, std::vector<CommHold>* holds) {
+  if (count == 1 && threadHolds(tPending[0].comm)) return ncclSuccess;  // a lone call: nothing to allocate
   holds->resize(count);
   for (size_t i = 0; i < count; ++i) {
     ncclComm* comm = tPending[i].comm;
