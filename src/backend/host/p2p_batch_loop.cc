@@ -39,6 +39,7 @@ bool tryStep(Transfer& t) {
   const size_t elem = dtypeSize(w.type);
   const size_t n = minSize(w.chunkElems, w.chanCount - t.done);
   const size_t off = (w.chanOffset + t.done) * elem;
+  const bool ll = w.proto == kProtoLL;  // LL: data and flag in one word, no separate tail read
   if (w.isSend && t.started && t.done == w.chanCount) {  // every chunk out: wait for the user-pointer ones
     if (fifoCounter(f.head).load(std::memory_order_acquire) < t.userSendsHead) return false;
     t.finished = true;
@@ -48,7 +49,10 @@ bool tryStep(Transfer& t) {
     if (!sendSlotFree(f)) return false;
     const char* from = static_cast<const char*>(w.sendbuff) + off;
     const size_t min = t.conn->userSendMinBytes;
-    if (min > 0 && n * elem >= min) {
+    if (ll) {
+      writeLLSlot(f, from, n * elem);
+      publishTail(f, fifoStepInfo(divUp(n * elem, kLLWordPayload) * sizeof(LLWord), true));
+    } else if (min > 0 && n * elem >= min) {
       publishUserSend(f, from, n * elem);
       t.userSendsHead = f.step;
     } else {
@@ -56,8 +60,13 @@ bool tryStep(Transfer& t) {
       publishTail(f, fifoStepInfo(n * elem, false));
     }
   } else {
-    if (!simpleDataReady(f)) return false;
-    if (n) std::memcpy(static_cast<char*>(w.recvbuff) + off, f.simpleSlot(f.step), n * elem);
+    char* dst = static_cast<char*>(w.recvbuff) + off;
+    if (ll) {
+      if (!tryReadLL(f, n * elem, dst)) return false;
+    } else {
+      if (!simpleDataReady(f)) return false;
+      if (n) std::memcpy(dst, f.simpleSlot(f.step), n * elem);
+    }
     releaseHead(f);
   }
   t.done += n;
