@@ -119,7 +119,7 @@ ncclResult_t hostRunP2pBatch(const HostP2pContext& ctx, int channel, const std::
   }
   // On a failure the proxy must stop reading the user's buffers of the sends not finished.
   struct AbandonOnFailure {
-    std::vector<Transfer>& transfers;
+    TransferList& transfers;
     bool armed = true;
     ~AbandonOnFailure() {
       if (!armed) return;
