@@ -1,6 +1,8 @@
 // Monotonic time and deadlines: every wait in accl is bounded by one of these.
 #pragma once
 
+#include <time.h>
+
 #include <chrono>
 #include <cstdint>
 
@@ -13,6 +15,14 @@ inline int64_t nowNs() {
 }
 
 inline int64_t nowMs() { return nowNs() / 1000000; }
+
+// The same clock at the kernel's tick resolution (a few ms), several times cheaper to read: for
+// timestamps that are only shown in seconds (accl-ras), on paths run per operation.
+inline int64_t nowCoarseNs() {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC_COARSE, &ts);
+  return static_cast<int64_t>(ts.tv_sec) * 1000000000 + ts.tv_nsec;
+}
 
 // A point in time after which a wait gives up. A negative timeout means "never".
 class Deadline {

@@ -38,6 +38,28 @@ void writeLLSlot(FifoView& f, const char* payload, size_t bytes) {
   }
 }
 
+bool tryReadLL(const FifoView& f, size_t bytes, char* out) {
+  if (bytes == 0) return simpleDataReady(f);  // no words: the tail bump is the step
+  const size_t words = divUp(bytes, kLLWordPayload);
+  const LLWord* slot = f.llSlot(f.step);
+  const uint32_t flag = llFlag(f.step);
+  auto load = [&](size_t w) {
+    uint64_t raw = std::atomic_ref<const uint64_t>(*reinterpret_cast<const uint64_t*>(&slot[w]))
+                       .load(std::memory_order_relaxed);
+    LLWord word;
+    std::memcpy(&word, &raw, sizeof(word));
+    return word;
+  };
+  if (load(words - 1).flag != flag) return false;  // the sender writes in order: the last word comes last
+  for (size_t w = 0; w < words; ++w) {
+    const LLWord word = load(w);
+    if (word.flag != flag) return false;
+    const size_t at = w * kLLWordPayload;
+    std::memcpy(out + at, &word.data, bytes - at < kLLWordPayload ? bytes - at : kLLWordPayload);
+  }
+  return true;
+}
+
 ncclResult_t waitSimpleData(const HostConnEnd& c, const WaitPolicy& policy, const char* what) {
   FifoView& f = *c.fifo;
   if (simpleDataReady(f)) return ncclSuccess;

@@ -85,6 +85,10 @@ ncclResult_t waitSimpleData(const HostConnEnd& c, const WaitPolicy& policy, cons
 // the payload to `out` (room for `bytes` rounded up to kLLWordPayload).
 ncclResult_t waitLLData(const HostConnEnd& c, size_t bytes, char* out, const WaitPolicy& policy, const char* what);
 
+// LL, without waiting: when every word of the current step's `bytes` carries this step's flag,
+// copies exactly `bytes` of payload to `out` and returns true.
+bool tryReadLL(const FifoView& f, size_t bytes, char* out);
+
 // Releases the current step's slot (head = step + 1), wakes a sleeping sender and moves to the
 // next step.
 inline void releaseHead(FifoView& f) {

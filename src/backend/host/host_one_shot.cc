@@ -10,6 +10,14 @@
 #include "util/check.h"
 
 namespace accl {
+namespace {
+
+// Up to this many bytes per rank the vectors travel as LL steps: the receiver polls the data
+// words themselves instead of the tail counter and then the slot, one cache-line transfer fewer
+// on the critical path of a small call (docs/latency.md). Beyond, LL's doubled bytes cost more.
+constexpr size_t kOneShotLLMaxBytes = 4096;
+
+}  // namespace
 
 ncclResult_t hostOneShotAllReduce(HostBackend& backend, int channel, const CollWork& w) {
   const int n = backend.view().facts().nRanks;
@@ -24,6 +32,8 @@ ncclResult_t hostOneShotAllReduce(HostBackend& backend, int channel, const CollW
   auto slot = [&](int r) { return scratch.data() + bytes * static_cast<size_t>(r); };
 
   ACCL_CHECK(applyPreOp(slot(me), w.sendbuff, w.count, w.type, w.op));
+  const bool ll = bytes <= kOneShotLLMaxBytes;
+  const size_t chunkElems = ll ? backend.chunkElems(kProtoLL, dtypeSize(w.type)) : w.chunkElems;
   std::vector<P2pWork>& works = backend.oneShotWorks();
   works.clear();
   for (int r = 0; r < n; ++r) {
@@ -32,13 +42,13 @@ ncclResult_t hostOneShotAllReduce(HostBackend& backend, int channel, const CollW
       P2pWork p{};
       p.isSend = isSend;
       p.peer = r;
-      p.proto = kProtoSimple;
+      p.proto = ll ? kProtoLL : kProtoSimple;
       p.type = w.type;
       p.sendbuff = slot(me);
       p.recvbuff = slot(r);
       p.chanOffset = 0;
       p.chanCount = w.count;
-      p.chunkElems = w.chunkElems;
+      p.chunkElems = chunkElems;
       works.push_back(p);
     }
   }

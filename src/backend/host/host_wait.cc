@@ -28,7 +28,11 @@ WaitPolicy hostWaitPolicy(const std::atomic<int>* abortFlag, int threadsOnNode, 
   const bool oversubscribed = threadsOnNode > cpus;
   int64_t spin = paramInt("ACCL_HOST_SPIN");
   int64_t yieldUs = paramInt("ACCL_HOST_YIELD_US");
-  p.spinCount = static_cast<int>(spin >= 0 ? spin : (oversubscribed ? 50 : 20000));
+  // Not oversubscribed by our own threads, a running peer answers within a microsecond or two; a
+  // peer that has not answered after ~5 us (200 polls) is likely not running at all — e.g. the
+  // scheduler put it on this very core while other work holds the other ones — and a longer spin
+  // only delays it (each poll is a pause plus a load, ~25 ns here; docs/latency.md).
+  p.spinCount = static_cast<int>(spin >= 0 ? spin : (oversubscribed ? 50 : 200));
   const bool helpersStarved = helperThreads > 0 && threadsOnNode + helperThreads > cpus;
   p.yieldUs = static_cast<int>(yieldUs >= 0 ? yieldUs : helpersStarved ? 0 : (oversubscribed ? 5000 : 200));
   if (helpersStarved && spin < 0) p.spinCount = 50;

@@ -39,6 +39,7 @@ bool tryStep(Transfer& t) {
   const size_t elem = dtypeSize(w.type);
   const size_t n = minSize(w.chunkElems, w.chanCount - t.done);
   const size_t off = (w.chanOffset + t.done) * elem;
+  const bool ll = w.proto == kProtoLL;  // LL: data and flag in one word, no separate tail read
   if (w.isSend && t.started && t.done == w.chanCount) {  // every chunk out: wait for the user-pointer ones
     if (fifoCounter(f.head).load(std::memory_order_acquire) < t.userSendsHead) return false;
     t.finished = true;
@@ -48,7 +49,10 @@ bool tryStep(Transfer& t) {
     if (!sendSlotFree(f)) return false;
     const char* from = static_cast<const char*>(w.sendbuff) + off;
     const size_t min = t.conn->userSendMinBytes;
-    if (min > 0 && n * elem >= min) {
+    if (ll) {
+      writeLLSlot(f, from, n * elem);
+      publishTail(f, fifoStepInfo(divUp(n * elem, kLLWordPayload) * sizeof(LLWord), true));
+    } else if (min > 0 && n * elem >= min) {
       publishUserSend(f, from, n * elem);
       t.userSendsHead = f.step;
     } else {
@@ -56,8 +60,13 @@ bool tryStep(Transfer& t) {
       publishTail(f, fifoStepInfo(n * elem, false));
     }
   } else {
-    if (!simpleDataReady(f)) return false;
-    if (n) std::memcpy(static_cast<char*>(w.recvbuff) + off, f.simpleSlot(f.step), n * elem);
+    char* dst = static_cast<char*>(w.recvbuff) + off;
+    if (ll) {
+      if (!tryReadLL(f, n * elem, dst)) return false;
+    } else {
+      if (!simpleDataReady(f)) return false;
+      if (n) std::memcpy(dst, f.simpleSlot(f.step), n * elem);
+    }
     releaseHead(f);
   }
   t.done += n;
@@ -71,16 +80,37 @@ WaitPeer waitPeerOf(const Transfer& t) { return t.work->isSend ? sendWaitPeer(en
 
 const char* directionName(const Transfer& t) { return t.work->isSend ? "ncclSend" : "ncclRecv"; }
 
-const Transfer& firstUnfinished(const std::vector<Transfer>& transfers) {
+// The transfers of one batch: on the stack up to kInline (a small call allocates nothing), on the
+// heap beyond.
+class TransferList {
+ public:
+  explicit TransferList(size_t n) : n_(n) {
+    if (n > kInline) heap_.resize(n);
+  }
+  Transfer* begin() { return n_ > kInline ? heap_.data() : inline_; }
+  Transfer* end() { return begin() + n_; }
+  const Transfer* begin() const { return n_ > kInline ? heap_.data() : inline_; }
+  const Transfer* end() const { return begin() + n_; }
+  Transfer& operator[](size_t i) { return begin()[i]; }
+  size_t size() const { return n_; }
+
+ private:
+  static constexpr size_t kInline = 16;
+  size_t n_;
+  Transfer inline_[kInline];
+  std::vector<Transfer> heap_;
+};
+
+const Transfer& firstUnfinished(const TransferList& transfers) {
   for (const Transfer& t : transfers)
     if (!t.finished) return t;
-  return transfers.front();
+  return *transfers.begin();
 }
 
 }  // namespace
 
 ncclResult_t hostRunP2pBatch(const HostP2pContext& ctx, int channel, const std::vector<P2pWork>& works) {
-  std::vector<Transfer> transfers(works.size());
+  TransferList transfers(works.size());
   for (size_t i = 0; i < works.size(); ++i) {
     transfers[i].work = &works[i];
     transfers[i].conn = ctx.view.connection(channel, works[i].peer, works[i].isSend);
@@ -89,7 +119,7 @@ ncclResult_t hostRunP2pBatch(const HostP2pContext& ctx, int channel, const std::
   }
   // On a failure the proxy must stop reading the user's buffers of the sends not finished.
   struct AbandonOnFailure {
-    std::vector<Transfer>& transfers;
+    TransferList& transfers;
     bool armed = true;
     ~AbandonOnFailure() {
       if (!armed) return;

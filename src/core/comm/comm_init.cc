@@ -80,6 +80,7 @@ void addActivityRecord(ncclComm* comm) {
     }
   }
   rasAddComm(comm, &comm->abortFlag, std::move(id));  // its waits carry the abort flag (activity/ras_waits.h)
+  comm->engine->activity = rasFindComm(comm);
 }
 
 // Runs on the job thread: bootstrap, exchange PeerInfo, check agreement, derive the layout.

@@ -38,8 +38,11 @@ Registry& reg() {
 }
 
 // The holds taken by checkCommHandle during this thread's API calls.
-thread_local std::vector<ncclComm*> tHeld;
-thread_local int tScopeDepth = 0;
+struct ThreadHolds {
+  std::vector<ncclComm*> held;
+  int scopeDepth = 0;
+};
+thread_local ThreadHolds tHolds;  // one thread-local object: each is a call to reach (docs/latency.md)
 
 enum class Found { Live, Closing, Dead, Unknown };
 
@@ -167,25 +170,25 @@ CommPin& CommPin::operator=(CommPin&& o) noexcept {
   return *this;
 }
 
-ApiCallScope::ApiCallScope() : mark_(tHeld.size()) { tScopeDepth++; }
+ApiCallScope::ApiCallScope() : mark_(tHolds.held.size()) { tHolds.scopeDepth++; }
 
 ApiCallScope::~ApiCallScope() {
-  tScopeDepth--;
-  while (tHeld.size() > mark_) {
-    ncclComm* comm = tHeld.back();
-    tHeld.pop_back();
+  tHolds.scopeDepth--;
+  while (tHolds.held.size() > mark_) {
+    ncclComm* comm = tHolds.held.back();
+    tHolds.held.pop_back();
     drop(comm, /*active=*/true);
   }
 }
 
 bool threadHolds(const ncclComm* comm) {
-  for (const ncclComm* c : tHeld)
+  for (const ncclComm* c : tHolds.held)
     if (c == comm) return true;
   return false;
 }
 
 ncclResult_t lookupAndHold(const char* call, ncclComm* comm) {
-  const bool hold = tScopeDepth > 0 && !threadHolds(comm);
+  const bool hold = tHolds.scopeDepth > 0 && !threadHolds(comm);
   Found f;
   {
     std::lock_guard<std::mutex> lock(reg().mutex);
@@ -193,7 +196,7 @@ ncclResult_t lookupAndHold(const char* call, ncclComm* comm) {
     if (f == Found::Live && hold) {
       comm->life.active++;
       comm->life.refs++;
-      tHeld.push_back(comm);
+      tHolds.held.push_back(comm);
     }
   }
   return foundError(call, comm, f);
@@ -243,7 +246,7 @@ ncclResult_t closeComm(const char* call, ncclComm* comm, bool abort) {
 
 ncclResult_t quiesceComm(const char* call, ncclComm* comm) {
   int own = 0;
-  for (const ncclComm* c : tHeld)
+  for (const ncclComm* c : tHolds.held)
     if (c == comm) own++;
   Registry& r = reg();
   {

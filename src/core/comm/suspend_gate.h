@@ -15,7 +15,8 @@ namespace accl {
 
 class SuspendGate {
  public:
-  // A launch begins. Fails with ncclInvalidUsage, naming `call`, while suspended.
+  // A launch begins. Fails with ncclInvalidUsage, naming `call`, while suspended. Lock-free
+  // unless a suspend is under way.
   ncclResult_t enter(const char* call);
   // The launch that entered is done.
   void leave();
@@ -30,9 +31,9 @@ class SuspendGate {
   bool suspended() const { return suspended_.load(std::memory_order_acquire); }
 
  private:
-  mutable std::mutex mutex_;
+  mutable std::mutex mutex_;  // serialises suspend / resume, and a launch that met a suspend
   std::atomic<bool> suspended_{false};  // written under mutex_
-  int active_ = 0;  // launches inside
+  std::atomic<int> active_{0};          // launches inside (no lock: enter/leave run per launch)
 };
 
 // Holds the gate open for one launch (enter on construction, leave on destruction if entered).

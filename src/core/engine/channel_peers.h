@@ -21,6 +21,7 @@ struct ChannelPeers {
   TreeView tree{};             // this channel's tree (double binary tree: channel parity picks one)
   bool ringConnected = false;
   bool treeConnected = false;
+  bool allConnected = false;  // to every other rank both ways (the host one-shot all-reduce)
 
   RingView ringView() const { return RingView{static_cast<int>(ringRanks.size()), ringIndex, ringRanks.data()}; }
 };

@@ -146,7 +146,7 @@ ncclResult_t CommEngine::ensureTree(int channel) {
 void CommEngine::releaseConnections(bool stopRunning) {
   if (backend) backend->releaseConnections(stopRunning);
   conns.releaseAll();
-  for (ChannelPeers& ch : channels) ch.ringConnected = ch.treeConnected = false;
+  for (ChannelPeers& ch : channels) ch.ringConnected = ch.treeConnected = ch.allConnected = false;
 }
 
 ncclResult_t CommEngine::connectPlan(const Plan& plan) {
@@ -159,8 +159,10 @@ ncclResult_t CommEngine::connectPlan(const Plan& plan) {
     ChannelLinks links;
     for (const PlanItem& item : plan.channels[c]) {
       if (item.isColl && item.oneShot) {
+        if (channels[c].allConnected) continue;
         const std::vector<int> peers = everyOtherRank(*comm);
         ACCL_CHECK(backend->peerFailureOr(what, conns.connect(comm, c, layout, peers, peers)));
+        channels[c].allConnected = true;
         continue;
       }
       if (item.isColl) {

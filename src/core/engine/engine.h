@@ -28,6 +28,8 @@ struct ncclComm;
 
 namespace accl {
 
+class RasComm;  // activity/ras_comms.h
+
 class CommEngine {
  public:
   explicit CommEngine(ncclComm* comm);
@@ -86,6 +88,9 @@ class CommEngine {
   // Runs the plans. Destroyed before the connections it uses (declared after them).
   std::unique_ptr<CommBackend> backend;
   SuspendGate gate;  // ncclCommSuspend / ncclCommResume, and the launches running now
+  // The communicator's accl-ras record (activity/ras_comms.h), set once its init completed and
+  // before it is Ready: every launch updates it (core/engine/launch_record.h) without looking it up.
+  std::shared_ptr<RasComm> activity;
 };
 
 }  // namespace accl

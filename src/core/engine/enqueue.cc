@@ -50,21 +50,25 @@ struct CommTasks {
   void* groupApiEvent = nullptr;
 };
 
-// This thread's pending tasks: entries [0, tPendingCount) are live; the rest keep their
-// capacity for the next group.
-thread_local std::vector<CommTasks> tPending;
-thread_local size_t tPendingCount = 0;
+// This thread's pending tasks: entries [0, count) of `list` are live; the rest keep their
+// capacity for the next group. One thread-local object: every access to a thread_local of a
+// shared library is a call (docs/latency.md).
+struct PendingTasks {
+  std::vector<CommTasks> list;
+  size_t count = 0;
+};
+thread_local PendingTasks tPending;
 
 // Appends `t` to the communicator's entry (made on its first task of the group); returns the entry.
 // `explicitGroup`: the call is inside the user's ncclGroupStart (pin the communicator).
 CommTasks& addTask(ncclComm* comm, const Task& t, bool explicitGroup) {
-  for (size_t i = 0; i < tPendingCount; ++i)
-    if (tPending[i].comm == comm) {
-      tPending[i].tasks.push_back(t);
-      return tPending[i];
+  for (size_t i = 0; i < tPending.count; ++i)
+    if (tPending.list[i].comm == comm) {
+      tPending.list[i].tasks.push_back(t);
+      return tPending.list[i];
     }
-  if (tPendingCount == tPending.size()) tPending.emplace_back();
-  CommTasks& ct = tPending[tPendingCount++];
+  if (tPending.count == tPending.list.size()) tPending.list.emplace_back();
+  CommTasks& ct = tPending.list[tPending.count++];
   ct.comm = comm;
   ct.tasks.clear();
   ct.tasks.push_back(t);
@@ -80,7 +84,7 @@ CommTasks& addTask(ncclComm* comm, const Task& t, bool explicitGroup) {
 // and its profiler has finalized already.
 void endGroupApiEvents(size_t count) {
   for (size_t i = 0; i < count; ++i) {
-    CommTasks& ct = tPending[i];
+    CommTasks& ct = tPending.list[i];
     if (ct.groupApiEvent && ct.comm->engine) ct.prof->stop(ct.groupApiEvent);
     ct.groupApiEvent = nullptr;
   }
@@ -88,7 +92,7 @@ void endGroupApiEvents(size_t count) {
 
 // Ends the first `count` entries' pins (the group is over).
 void unpinPending(size_t count) {
-  for (size_t i = 0; i < count; ++i) tPending[i].pin.reset();
+  for (size_t i = 0; i < count; ++i) tPending.list[i].pin.reset();
 }
 
 // Below this many bytes per channel an operation stays on fewer channels.
@@ -379,11 +383,12 @@ ncclResult_t runComm(ncclComm* comm, CommTasks& ct) {
 // Holds every communicator of the group for its run. A communicator destroyed or aborted inside
 // the group fails the whole group (its peers' operations in the same group would wait for it).
 ncclResult_t holdGroupComms(size_t count, std::vector<CommHold>* holds) {
+  if (count == 1 && threadHolds(tPending.list[0].comm)) return ncclSuccess;  // a lone call: nothing to allocate
   holds->resize(count);
   for (size_t i = 0; i < count; ++i) {
-    ncclComm* comm = tPending[i].comm;
+    ncclComm* comm = tPending.list[i].comm;
     if (threadHolds(comm)) continue;  // the implicit group of this call
-    const Task& first = tPending[i].tasks.front();
+    const Task& first = tPending.list[i].tasks.front();
     const char* name = first.isColl ? first.coll.name : first.p2p.name;
     ncclResult_t res = (*holds)[i].acquire(name, comm);
     if (res != ncclSuccess)
@@ -448,25 +453,25 @@ ncclResult_t enqueueP2p(ncclComm* comm, const P2pCall& call) {
 }
 
 void discardGroupTasks() {
-  endGroupApiEvents(tPendingCount);
-  unpinPending(tPendingCount);
-  tPendingCount = 0;
+  endGroupApiEvents(tPending.count);
+  unpinPending(tPending.count);
+  tPending.count = 0;
 }
 
 bool hasQueuedTasks(const ncclComm* comm) {
-  for (size_t i = 0; i < tPendingCount; ++i)
-    if (tPending[i].comm == comm && !tPending[i].tasks.empty()) return true;
+  for (size_t i = 0; i < tPending.count; ++i)
+    if (tPending.list[i].comm == comm && !tPending.list[i].tasks.empty()) return true;
   return false;
 }
 
 ncclResult_t estimateGroupTasksUs(float* us) {
   float longest = 0;
   std::vector<CommHold> holds;
-  ACCL_CHECK(holdGroupComms(tPendingCount, &holds));
-  for (size_t i = 0; i < tPendingCount; ++i) {
-    ncclComm* comm = tPending[i].comm;
+  ACCL_CHECK(holdGroupComms(tPending.count, &holds));
+  for (size_t i = 0; i < tPending.count; ++i) {
+    ncclComm* comm = tPending.list[i].comm;
     float sum = 0;
-    for (const Task& t : tPending[i].tasks) {
+    for (const Task& t : tPending.list[i].tasks) {
       TunerChoice choice;
       if (t.isColl) {
         if (t.cfg.restrictsAlgo)
@@ -491,13 +496,13 @@ ncclResult_t estimateGroupTasksUs(float* us) {
 ncclResult_t checkStreamsOfOneCommunicator(size_t count) {
   auto streamOf = [](const Task& t) { return t.isColl ? t.coll.stream : t.p2p.stream; };
   for (size_t i = 0; i < count; ++i) {
-    const ncclComm* a = tPending[i].comm;
+    const ncclComm* a = tPending.list[i].comm;
     if (!a->engine || a->engine->backend->launchBlocks()) continue;
     for (size_t j = i + 1; j < count; ++j) {
-      const ncclComm* b = tPending[j].comm;
+      const ncclComm* b = tPending.list[j].comm;
       if (b->commHash != a->commHash || b->rank == a->rank) continue;
-      for (const Task& ta : tPending[i].tasks)
-        for (const Task& tb : tPending[j].tasks)
+      for (const Task& ta : tPending.list[i].tasks)
+        for (const Task& tb : tPending.list[j].tasks)
           if (streamOf(ta) == streamOf(tb))
             return fail(ncclInvalidUsage,
                         "ncclGroupEnd: ranks %d and %d of one communicator (comm %p and %p) enqueue on the same stream "
@@ -511,8 +516,8 @@ ncclResult_t checkStreamsOfOneCommunicator(size_t count) {
 }
 
 ncclResult_t launchGroupTasks() {
-  const size_t count = tPendingCount;
-  tPendingCount = 0;
+  const size_t count = tPending.count;
+  tPending.count = 0;
   if (count == 0) return ncclSuccess;
   std::vector<CommHold> holds;
   ncclResult_t held = holdGroupComms(count, &holds);
@@ -525,14 +530,14 @@ ncclResult_t launchGroupTasks() {
   }
   ncclResult_t result = ncclSuccess;
   if (count == 1) {
-    result = runComm(tPending[0].comm, tPending[0]);
+    result = runComm(tPending.list[0].comm, tPending.list[0]);
   } else {
     // Several communicators from one thread (e.g. one thread driving every rank): each may wait
     // on the others — connecting a plan is a handshake with the peers, and a blocking backend's
     // launch (CommBackend::launchBlocks) runs the whole plan — so each runs on its own thread.
     // (An asynchronous backend's launch returns once enqueued; its thread ends with it.)
     std::vector<ncclResult_t> results(count, ncclSuccess);
-    std::vector<CommTasks>& pending = tPending;  // this thread's list (tPending is thread-local)
+    std::vector<CommTasks>& pending = tPending.list;  // this thread's list (tPending is thread-local)
     std::vector<std::thread> threads;
     for (size_t i = 0; i < count; ++i)
       threads.emplace_back([&, i] { results[i] = runComm(pending[i].comm, pending[i]); });

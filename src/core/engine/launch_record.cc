@@ -1,12 +1,14 @@
 // The launch path's activity record and consistency check (see launch_record.h).
 #include "core/engine/launch_record.h"
 
+#include "core/comm/comm.h"
+#include "core/engine/engine.h"
 #include "core/engine/red_op_registry.h"
 #include "util/time.h"
 
 namespace accl {
 
-LaunchRecord::LaunchRecord(ncclComm* comm) : comm_(comm), rec_(rasFindComm(comm)) {}
+LaunchRecord::LaunchRecord(ncclComm* comm) : comm_(comm), rec_(comm->engine->activity.get()) {}
 
 void LaunchRecord::addColl(const CollCall& call) {
   if (!rec_) return;
@@ -34,37 +36,49 @@ void LaunchRecord::addP2p(const P2pCall& call) {
 
 ncclResult_t LaunchRecord::start() {
   if (!rec_) return ncclSuccess;
+  // The timestamps are shown in seconds: the coarse clock is exact enough and cheap on this
+  // per-operation path (docs/latency.md).
+  if (sigs_.empty()) {
+    // No consistency check: mark the launch running and use up its sequence numbers at once.
+    std::lock_guard<std::mutex> lock(rec_->mutex);
+    markRunningLocked();
+    if (op_.nColl > 0)
+      rec_->collSeq += static_cast<uint64_t>(op_.nColl);
+    else
+      ++rec_->p2pBatches;
+    running_ = true;
+    return ncclSuccess;
+  }
   uint64_t firstSeq;
   {
     std::lock_guard<std::mutex> lock(rec_->mutex);
-    firstSeq = rec_->collSeq + 1;
-    op_.seq = op_.nColl > 0 ? firstSeq : rec_->p2pBatches + 1;
-    rec_->busy = true;
-    rec_->current = op_;
-    rec_->currentSinceNs = nowNs();
+    firstSeq = markRunningLocked();
   }
   running_ = true;
-  if (!sigs_.empty()) {
-    for (size_t i = 0; i < sigs_.size(); ++i) sigs_[i].seq = firstSeq + i;
-    ncclResult_t res = checkCollConsistency(comm_, firstName_, sigs_);
-    if (res != ncclSuccess) {
-      std::lock_guard<std::mutex> lock(rec_->mutex);
-      rec_->busy = false;
-      rec_->hasLast = true;
-      rec_->last = op_;
-      rec_->lastEndNs = nowNs();
-      rec_->lastNote = res == ncclInvalidUsage ? "not run: ranks disagreed (ACCL_CHECK_COLLECTIVES)"
-                                               : "not run: the ACCL_CHECK_COLLECTIVES exchange failed";
-      running_ = false;
-      return res;
-    }
-  }
+  for (size_t i = 0; i < sigs_.size(); ++i) sigs_[i].seq = firstSeq + i;
+  ncclResult_t res = checkCollConsistency(comm_, firstName_, sigs_);
   std::lock_guard<std::mutex> lock(rec_->mutex);
-  if (op_.nColl > 0)
-    rec_->collSeq += static_cast<uint64_t>(op_.nColl);
-  else
-    ++rec_->p2pBatches;
+  if (res != ncclSuccess) {
+    rec_->busy = false;
+    rec_->hasLast = true;
+    rec_->last = op_;
+    rec_->lastEndNs = nowCoarseNs();
+    rec_->lastNote = res == ncclInvalidUsage ? "not run: ranks disagreed (ACCL_CHECK_COLLECTIVES)"
+                                             : "not run: the ACCL_CHECK_COLLECTIVES exchange failed";
+    running_ = false;
+    return res;
+  }
+  rec_->collSeq += static_cast<uint64_t>(op_.nColl);
   return ncclSuccess;
+}
+
+uint64_t LaunchRecord::markRunningLocked() {
+  const uint64_t firstSeq = rec_->collSeq + 1;
+  op_.seq = op_.nColl > 0 ? firstSeq : rec_->p2pBatches + 1;
+  rec_->busy = true;
+  rec_->current = op_;
+  rec_->currentSinceNs = nowCoarseNs();
+  return firstSeq;
 }
 
 LaunchRecord::~LaunchRecord() {
@@ -73,8 +87,8 @@ LaunchRecord::~LaunchRecord() {
   rec_->busy = false;
   rec_->hasLast = true;
   rec_->last = rec_->current;
-  rec_->lastEndNs = nowNs();
-  rec_->lastNote.clear();
+  rec_->lastEndNs = nowCoarseNs();
+  if (!rec_->lastNote.empty()) rec_->lastNote.clear();
 }
 
 }  // namespace accl

@@ -35,8 +35,12 @@ class LaunchRecord {
   ncclResult_t start();
 
  private:
+  // Under rec_->mutex: records op_ as the rank's current operation; returns its first collective
+  // sequence number.
+  uint64_t markRunningLocked();
+
   ncclComm* comm_;
-  std::shared_ptr<RasComm> rec_;
+  RasComm* rec_;  // the engine's (the caller holds the communicator); null: no record
   RasOp op_;
   const char* firstName_ = nullptr;
   std::vector<CollSignature> sigs_;  // filled only when checking

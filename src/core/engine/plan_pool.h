@@ -18,6 +18,11 @@ namespace accl {
 
 class PlanPool {
  public:
+  PlanPool() = default;
+  ~PlanPool();
+  PlanPool(const PlanPool&) = delete;
+  PlanPool& operator=(const PlanPool&) = delete;
+
   // A plan for a new launch, empty, with `nChannels` channel lists (a recycled one when idle
   // plans exist).
   std::unique_ptr<Plan> acquire(int nChannels);
@@ -34,9 +39,12 @@ class PlanPool {
   int lent() const;
 
  private:
-  mutable std::mutex mutex_;
+  // One idle plan taken and given back without the lock: a synchronous backend's every launch
+  // (docs/latency.md). The others wait in idle_.
+  std::atomic<Plan*> spare_{nullptr};
+  std::mutex mutex_;  // guards idle_
   std::vector<std::unique_ptr<Plan>> idle_;
-  int lent_ = 0;
+  std::atomic<int> lent_{0};
   std::atomic<uint64_t> bytes_{0};
 };
 

@@ -1,0 +1,115 @@
+// The host one-shot all-reduce (backend/host/host_one_shot.h) through the public API, label mp:
+// NCCL_ALGO=OneShot pins it, so every call exchanges whole vectors — as LL steps up to 4 KiB,
+// Simple ones beyond — and reduces them in rank order. Sizes straddle the LL limit and end on
+// partial LL words (1- and 2-byte types, odd counts); a small NCCL_LL_BUFFSIZE makes a vector take
+// more LL steps than the FIFO has slots. Results are exact integers compared in closed form, in
+// place and out of place, and the bytes after each vector must stay untouched.
+#include <cstdint>
+#include <cstdlib>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "mp/mp_test_util.h"
+
+namespace accl::test {
+namespace {
+
+// Sets environment variables for the test's lifetime (read at communicator init).
+class EnvScope {
+ public:
+  EnvScope(std::initializer_list<std::pair<const char*, const char*>> vars) {
+    for (const auto& [name, value] : vars) {
+      const char* old = getenv(name);
+      saved_.emplace_back(name, old ? std::optional<std::string>(old) : std::nullopt);
+      if (value)
+        setenv(name, value, 1);
+      else
+        unsetenv(name);
+    }
+  }
+  ~EnvScope() {
+    for (const auto& [name, old] : saved_) old ? (void)setenv(name.c_str(), old->c_str(), 1) : (void)unsetenv(name.c_str());
+  }
+
+ private:
+  std::vector<std::pair<std::string, std::optional<std::string>>> saved_;
+};
+
+// Element counts: LL words are 4 bytes, the LL limit is 4096 bytes per rank.
+const std::vector<size_t> kCounts = {1, 3, 7, 255, 1023, 1024, 1025, 2047, 2048, 2049, 4095, 4097, 9001};
+
+// Rank r's element i: a small integer, so every sum is exact in every type used.
+int inputValue(int rank, size_t i) { return static_cast<int>((rank * 7 + i * 3) % 5); }
+
+// IEEE half bits of a whole number in [0, 2048] (exact): 2-byte elements, half an LL word.
+struct Half {
+  uint16_t bits = 0;
+  Half() = default;
+  explicit Half(int k) {
+    if (k == 0) return;
+    int e = 0;
+    while ((2 << e) <= k) ++e;
+    bits = static_cast<uint16_t>(((e + 15) << 10) | ((k << (10 - e)) & 0x3FF));
+  }
+  bool operator!=(const Half& o) const { return bits != o.bits; }
+  bool operator==(const Half& o) const { return bits == o.bits; }
+};
+
+template <class T>
+void runSums(RankContext& ctx, ncclComm_t comm, ncclDataType_t type, bool inPlace) {
+  const T kGuard = static_cast<T>(99);
+  for (size_t count : kCounts) {
+    std::vector<T> send(count + 1, kGuard), recv(count + 1, kGuard);
+    for (size_t i = 0; i < count; ++i) send[i] = static_cast<T>(inputValue(ctx.rank, i));
+    T* out = inPlace ? send.data() : recv.data();
+    if (!RANK_NCCL_OK(ctx, ncclAllReduce(send.data(), out, count, type, ncclSum, comm, nullptr))) return;
+    size_t wrong = 0, first = count;
+    for (size_t i = 0; i < count; ++i) {
+      int want = 0;
+      for (int r = 0; r < ctx.nranks; ++r) want += inputValue(r, i);
+      if (out[i] != static_cast<T>(want) && wrong++ == 0) first = i;
+    }
+    ctx.check(wrong == 0, "type %d count %zu %s: %zu wrong elements, the first at %zu", static_cast<int>(type),
+              count, inPlace ? "in place" : "out of place", wrong, first);
+    ctx.check(out[count] == kGuard, "type %d count %zu: the element after the vector was written",
+              static_cast<int>(type), count);
+  }
+}
+
+class OneShotTest : public testing::TestWithParam<std::tuple<LaunchMode, int, bool>> {};
+
+TEST_P(OneShotTest, SumsAcrossTheLLLimit) {
+  const auto [mode, nranks, smallLLSlots] = GetParam();
+  EnvScope env({{"NCCL_ALGO", "OneShot"}, {"NCCL_PROTO", nullptr},
+                {"NCCL_LL_BUFFSIZE", smallLLSlots ? "4096" : nullptr}});
+  LaunchOptions opts;
+  opts.mode = mode;
+  opts.nranks = nranks;
+  opts.ids = makeUniqueIds(1);
+  opts.deadline = mpDeadline(nranks);
+  LaunchResult res = launchRanks(opts, [](RankContext& ctx) {
+    ncclComm_t comm = nullptr;
+    if (!initComm(ctx, &comm)) return;
+    for (bool inPlace : {false, true}) {
+      runSums<int8_t>(ctx, comm, ncclInt8, inPlace);
+      runSums<Half>(ctx, comm, ncclFloat16, inPlace);  // 2-byte elements: half an LL word
+      runSums<float>(ctx, comm, ncclFloat, inPlace);
+      runSums<double>(ctx, comm, ncclFloat64, inPlace);
+    }
+    RANK_NCCL_OK(ctx, ctx.destroyComm(comm));
+  });
+  EXPECT_RANKS_OK(res);
+}
+
+INSTANTIATE_TEST_SUITE_P(, OneShotTest,
+                         testing::Combine(testing::Values(LaunchMode::kThreads, LaunchMode::kFork),
+                                          testing::Values(2, 3, 5), testing::Bool()),
+                         [](const testing::TestParamInfo<std::tuple<LaunchMode, int, bool>>& info) {
+                           return std::string(std::get<0>(info.param) == LaunchMode::kFork ? "Fork_" : "Thread_") +
+                                  std::to_string(std::get<1>(info.param)) +
+                                  (std::get<2>(info.param) ? "_SmallLLSlots" : "");
+                         });
+
+}  // namespace
+}  // namespace accl::test
