@@ -76,6 +76,10 @@ exclude='^abi\.|^torch\.|^RankLauncherFork\.SegfaultIsReportedWithTheSignal$|^ac
 if [ "$mode" = tsan ]; then
   exclude="$exclude|^AllProtocols/CudaPrimsTree\.FanOfThreeWithAWarpPerPeer/|^AllProtocols/CudaPrimsTree\.AllReduceOverChainsAndFans/LL128|^AllProtocols/CudaPrimsOrder\..*/LL"
   exclude="$exclude|^AllProtocols/CudaP2pBatchShapes\.AllToAllOfFourReceivesFirst/LL"
+  # Its 512-thread launch of four transfers, one held back on purpose, ran 69-81 s under TSan on
+  # a loaded 2-core machine against the harness's 60 s launch deadline; the other CudaPrimsP2p
+  # tests take the same warp groups here.
+  exclude="$exclude|^AllProtocols/CudaPrimsP2p\.SlowPeerHoldsUpOnlyItsOwnTransfer/"
   # The weak-memory run of the Prims suites (80 launches in one process, each store delayed through
   # the emulated store buffers) passed 240 s under TSan on CI once the LL128 unroll suite joined it.
   # The same suites run here in normal mode, and in weak-memory mode in the main and asan jobs.
