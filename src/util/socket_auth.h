@@ -1,5 +1,6 @@
 // Authentication of control connections by a shared secret (the bootstrap's, from the ncclUniqueId):
-// SHA-256 / HMAC-SHA-256, the key a connection proves, and the pure encode/verify steps of the
+// SHA-256 / HMAC-SHA-256 (libcrypto's; without libcrypto.so.3 they return random bytes, so nothing
+// verifies: callers check cryptoLib() first to report it), the key a connection proves, and the pure encode/verify steps of the
 // challenge-response handshake that Socket::connect(SocketKey) and SocketAcceptor run.
 //
 // Handshake (the server speaks first; nothing from the client is read before its proof):
@@ -48,6 +49,10 @@ struct SocketKey {
 };
 
 constexpr uint64_t kAuthGreeting = 0x31687475616c6363ull;  // "cclauth1"
+// What an encrypted server sends, in clear and in place of a challenge, to a client that does not
+// speak TLS before it closes: decodeServerChallenge turns it into "the server requires encryption".
+constexpr uint64_t kTlsRequiredGreeting = 0x2173736c74636361ull;  // "accltls!"
+void encodeTlsRequiredNotice(uint8_t* out);  // kServerChallengeBytes bytes
 constexpr size_t kAuthNonceBytes = 16;
 constexpr size_t kServerChallengeBytes = 8 + kAuthNonceBytes;            // 24
 constexpr size_t kClientProofBytes = 8 + 4 + 4 + kAuthNonceBytes + 32;   // 64

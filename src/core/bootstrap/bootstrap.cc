@@ -241,9 +241,12 @@ ncclResult_t Bootstrap::progressIncoming(const SocketWait& wait, int waitedPeer,
     if (wait.expired()) return ncclSuccess;
     fds.clear();
     owners.clear();
+    // Decrypted bytes already in a TLS session show nowhere on its fd: a poll that must not sleep.
+    bool buffered = false;
     for (int p = 0; p < nranks_; ++p) {
       if (!incoming_[p].valid()) continue;
-      fds.push_back(pollfd{incoming_[p].fd(), POLLIN, 0});
+      buffered = buffered || incoming_[p].hasBuffered();
+      fds.push_back(pollfd{incoming_[p].fd(), incoming_[p].pollEvents(POLLIN), 0});
       owners.push_back(p);
     }
     // The listener and the handshakes in progress go last: filing a peer may replace an incoming
@@ -252,7 +255,7 @@ ncclResult_t Bootstrap::progressIncoming(const SocketWait& wait, int waitedPeer,
     acceptor_.pollFds(&fds);
     owners.resize(fds.size(), -1);
     int64_t left = wait.remainingMs();
-    int n = ::poll(fds.data(), fds.size(), static_cast<int>(left < 0 || left > 100 ? 100 : left));
+    int n = ::poll(fds.data(), fds.size(), buffered ? 0 : static_cast<int>(left < 0 || left > 100 ? 100 : left));
     if (n < 0 && errno == EINTR) continue;
     if (n < 0) {
       int err = errno;
@@ -270,7 +273,7 @@ ncclResult_t Bootstrap::progressIncoming(const SocketWait& wait, int waitedPeer,
     if (*progressed) return ncclSuccess;  // the connections polled above may have been replaced
     if (n == 0) continue;
     for (size_t i = 0; i < firstAcceptorFd; ++i) {
-      if (!fds[i].revents) continue;
+      if (!fds[i].revents && !(buffered && incoming_[owners[i]].hasBuffered())) continue;
       int owner = owners[i];
       if (owner < 0) {
         continue;

@@ -309,7 +309,7 @@ class RootServer {
   // Returns true when the request is finished (handled or rejected).
   bool advanceRequest(Request& r, int64_t now) {
     while (r.have < r.need) {
-      ssize_t n = ::recv(r.conn.fd(), r.buf.get() + r.have, r.need - r.have, MSG_DONTWAIT);
+      ssize_t n = r.conn.recvSome(r.buf.get() + r.have, r.need - r.have);
       if (n > 0) {
         r.have += static_cast<size_t>(n);
         if (r.have == sizeof(WireHeader) && r.need == sizeof(WireHeader)) {
