@@ -62,6 +62,17 @@ const CryptoLib* cryptoLib(const char** whyOut) {
       ACCL_BIND(l.crypto, h, ERR_error_string_n);
       ACCL_BIND(l.crypto, h, ERR_clear_error);
       ACCL_BIND(l.crypto, h, OPENSSL_cleanse);
+      ACCL_BIND(l.crypto, h, BIO_get_new_index);
+      ACCL_BIND(l.crypto, h, BIO_meth_new);
+      ACCL_BIND(l.crypto, h, BIO_meth_set_write);
+      ACCL_BIND(l.crypto, h, BIO_meth_set_read);
+      ACCL_BIND(l.crypto, h, BIO_meth_set_ctrl);
+      ACCL_BIND(l.crypto, h, BIO_new);
+      ACCL_BIND(l.crypto, h, BIO_set_data);
+      ACCL_BIND(l.crypto, h, BIO_get_data);
+      ACCL_BIND(l.crypto, h, BIO_set_init);
+      ACCL_BIND(l.crypto, h, BIO_set_flags);
+      ACCL_BIND(l.crypto, h, BIO_clear_flags);
       if (!ok) why = "libcrypto.so.3: " + why;
     }
     l.cryptoOk = ok;
@@ -103,7 +114,7 @@ const SslLib* sslLib(const char** whyOut) {
       ACCL_BIND(l.ssl, h, SSL_CIPHER_find);
       ACCL_BIND(l.ssl, h, SSL_new);
       ACCL_BIND(l.ssl, h, SSL_free);
-      ACCL_BIND(l.ssl, h, SSL_set_fd);
+      ACCL_BIND(l.ssl, h, SSL_set_bio);
       ACCL_BIND(l.ssl, h, SSL_set_connect_state);
       ACCL_BIND(l.ssl, h, SSL_set_accept_state);
       ACCL_BIND(l.ssl, h, SSL_do_handshake);

@@ -16,6 +16,8 @@ struct OsslSslCtx;
 struct OsslSsl;
 struct OsslSession;
 struct OsslCipher;
+struct OsslBio;
+struct OsslBioMethod;
 
 struct CryptoLib {
   const OsslEvpMd* (*EVP_sha256)();
@@ -26,6 +28,18 @@ struct CryptoLib {
   void (*ERR_error_string_n)(unsigned long e, char* buf, size_t len);
   void (*ERR_clear_error)();
   void (*OPENSSL_cleanse)(void* p, size_t bytes);
+  // A BIO of our own over the fd: its writes pass MSG_NOSIGNAL (a closed peer is EPIPE, never SIGPIPE).
+  int (*BIO_get_new_index)();
+  OsslBioMethod* (*BIO_meth_new)(int type, const char* name);
+  int (*BIO_meth_set_write)(OsslBioMethod* m, int (*write)(OsslBio*, const char*, int));
+  int (*BIO_meth_set_read)(OsslBioMethod* m, int (*read)(OsslBio*, char*, int));
+  int (*BIO_meth_set_ctrl)(OsslBioMethod* m, long (*ctrl)(OsslBio*, int, long, void*));
+  OsslBio* (*BIO_new)(const OsslBioMethod* m);
+  void (*BIO_set_data)(OsslBio* b, void* data);
+  void* (*BIO_get_data)(OsslBio* b);
+  void (*BIO_set_init)(OsslBio* b, int init);
+  void (*BIO_set_flags)(OsslBio* b, int flags);
+  void (*BIO_clear_flags)(OsslBio* b, int flags);
 };
 
 using PskUseSessionCb = int (*)(OsslSsl* ssl, const OsslEvpMd* md, const unsigned char** id, size_t* idLen,
@@ -53,7 +67,7 @@ struct SslLib {
   const OsslCipher* (*SSL_CIPHER_find)(OsslSsl* ssl, const unsigned char* code);
   OsslSsl* (*SSL_new)(OsslSslCtx* ctx);
   void (*SSL_free)(OsslSsl* ssl);
-  int (*SSL_set_fd)(OsslSsl* ssl, int fd);
+  void (*SSL_set_bio)(OsslSsl* ssl, OsslBio* rbio, OsslBio* wbio);
   void (*SSL_set_connect_state)(OsslSsl* ssl);
   void (*SSL_set_accept_state)(OsslSsl* ssl);
   int (*SSL_do_handshake)(OsslSsl* ssl);
@@ -74,6 +88,9 @@ constexpr int kCtrlSetMaxProto = 124;
 constexpr long kModePartialWrite = 0x1;
 constexpr long kModeMovingWriteBuffer = 0x2;
 constexpr uint64_t kOpIgnoreUnexpectedEof = 1ull << 7;
+constexpr int kBioTypeSourceSink = 0x0400;
+constexpr int kBioFlagRead = 0x01, kBioFlagWrite = 0x02, kBioFlagsRws = 0x07, kBioFlagShouldRetry = 0x08;
+constexpr int kBioCtrlFlush = 11;
 constexpr int kErrorNone = 0, kErrorSsl = 1, kErrorWantRead = 2, kErrorWantWrite = 3, kErrorSyscall = 5,
               kErrorZeroReturn = 6;
 }  // namespace ossl

@@ -11,6 +11,7 @@
 #include <cctype>
 #include <cerrno>
 #include <climits>
+#include <cstdint>
 #include <condition_variable>
 #include <cstring>
 #include <thread>
@@ -85,6 +86,50 @@ struct Pump {
   }
 };
 
+// The fd BIO: ::recv / ::send(MSG_NOSIGNAL) on the non-blocking fd, "retry" on EAGAIN.
+const CryptoLib* gBioLib = nullptr;
+
+int fdOf(OsslBio* b) { return static_cast<int>(reinterpret_cast<intptr_t>(gBioLib->BIO_get_data(b))); }
+
+int bioWrite(OsslBio* b, const char* data, int bytes) {
+  gBioLib->BIO_clear_flags(b, ossl::kBioFlagsRws | ossl::kBioFlagShouldRetry);
+  ssize_t n = ::send(fdOf(b), data, static_cast<size_t>(bytes), MSG_DONTWAIT | MSG_NOSIGNAL);
+  if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR))
+    gBioLib->BIO_set_flags(b, ossl::kBioFlagWrite | ossl::kBioFlagShouldRetry);
+  return static_cast<int>(n);
+}
+
+int bioRead(OsslBio* b, char* data, int bytes) {
+  gBioLib->BIO_clear_flags(b, ossl::kBioFlagsRws | ossl::kBioFlagShouldRetry);
+  ssize_t n = ::recv(fdOf(b), data, static_cast<size_t>(bytes), MSG_DONTWAIT);
+  if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR))
+    gBioLib->BIO_set_flags(b, ossl::kBioFlagRead | ossl::kBioFlagShouldRetry);
+  return static_cast<int>(n);
+}
+
+long bioCtrl(OsslBio*, int cmd, long, void*) { return cmd == ossl::kBioCtrlFlush ? 1 : 0; }
+
+// A BIO on `fd`, or null.
+OsslBio* fdBio(int fd) {
+  static std::once_flag once;
+  static OsslBioMethod* method = nullptr;
+  std::call_once(once, [] {
+    gBioLib = cryptoLib(nullptr);
+    if (!gBioLib) return;
+    method = gBioLib->BIO_meth_new(gBioLib->BIO_get_new_index() | ossl::kBioTypeSourceSink, "accl-fd");
+    if (!method) return;
+    gBioLib->BIO_meth_set_write(method, bioWrite);
+    gBioLib->BIO_meth_set_read(method, bioRead);
+    gBioLib->BIO_meth_set_ctrl(method, bioCtrl);
+  });
+  if (!method) return nullptr;
+  OsslBio* b = gBioLib->BIO_new(method);
+  if (!b) return nullptr;
+  gBioLib->BIO_set_data(b, reinterpret_cast<void*>(static_cast<intptr_t>(fd)));
+  gBioLib->BIO_set_init(b, 1);
+  return b;
+}
+
 Pump& helperThread() {
   static Pump* p = new Pump();  // the thread may outlive static destructors
   return *p;
@@ -100,8 +145,9 @@ ncclResult_t TlsSession::start(const std::shared_ptr<const TlsContext>& ctx, int
   s->fd_ = fd;
   s->server_ = server;
   s->ssl_ = s->lib_->SSL_new(server ? ctx->server() : ctx->client());
-  if (!s->ssl_ || s->lib_->SSL_set_fd(s->ssl_, fd) != 1)
-    return fail(ncclSystemError, "encryption: could not make a TLS session (libssl.so.3 SSL_new/SSL_set_fd)");
+  OsslBio* bio = s->ssl_ ? fdBio(fd) : nullptr;
+  if (!bio) return fail(ncclSystemError, "encryption: could not make a TLS session (libssl.so.3 SSL_new/BIO_new)");
+  s->lib_->SSL_set_bio(s->ssl_, bio, bio);  // the session owns the BIO
   if (server)
     s->lib_->SSL_set_accept_state(s->ssl_);
   else

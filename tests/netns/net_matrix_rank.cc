@@ -5,6 +5,7 @@
 //   net_matrix_rank fault linkdown|qperror|kill  a fault during large all-reduces (net_fault_rank.cc)
 //   net_matrix_rank attack                       init + all-reduces while a local process sends junk
 //                                                to every listening port (net_wire_attacker.cc)
+//   net_matrix_rank crypt wire|key|missing|plaintext  encrypted runs (net_crypt_rank.cc)
 // Exit status: 0 when every check passed, 1 when one failed (a line per failure), 2 on bad usage.
 #include "netns/net_matrix_rank.h"
 
@@ -136,6 +137,8 @@ int main(int argc, char** argv) {
   if (mode == "matrix") return runMatrixMode(me, arg.empty() ? "all" : arg);
   if (mode == "fault" && (arg == "linkdown" || arg == "qperror" || arg == "kill")) return runFaultMode(me, arg);
   if (mode == "attack") return runAttackMode(me);
-  std::fprintf(stderr, "usage: %s matrix [all|allreduce] | fault linkdown|qperror|kill | attack\n", argv[0]);
+  if (mode == "crypt") return runCryptMode(me, arg);
+  std::fprintf(stderr, "usage: %s matrix [all|allreduce] | fault linkdown|qperror|kill | attack | crypt KIND\n",
+               argv[0]);
   return 2;
 }

@@ -57,5 +57,6 @@ double envDouble(const char* name, double fallback);
 int runMatrixMode(const MhRank& me, const std::string& which);  // which: "all" or "allreduce"
 int runFaultMode(const MhRank& me, const std::string& kind);     // linkdown | qperror | kill
 int runAttackMode(const MhRank& me);
+int runCryptMode(const MhRank& me, const std::string& kind);  // wire | key | missing | plaintext
 
 }  // namespace accl::test

@@ -271,7 +271,7 @@ ncclResult_t Bootstrap::progressIncoming(const SocketWait& wait, int waitedPeer,
     }
     if (wait.aborted()) return abortedError(rank_, wait.what);
     if (*progressed) return ncclSuccess;  // the connections polled above may have been replaced
-    if (n == 0) continue;
+    if (n == 0 && !buffered) continue;
     for (size_t i = 0; i < firstAcceptorFd; ++i) {
       if (!fds[i].revents && !(buffered && incoming_[owners[i]].hasBuffered())) continue;
       int owner = owners[i];
