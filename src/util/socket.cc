@@ -55,7 +55,8 @@ bool isRetryableConnectError(int err) {
 
 // EPROTO: a failed TLS session (keys differ, the peer does not encrypt, a forged record).
 bool isPeerGoneError(int err) {
-  return err == EPROTO || err == ECONNRESET || err == EPIPE || err == ENOTCONN || err == ETIMEDOUT || err == EHOSTUNREACH ||
+  return err == EPROTO || err == ECONNRESET || err == EPIPE || err == ENOTCONN || err == ETIMEDOUT ||
+         err == EHOSTUNREACH ||
          err == ENETUNREACH || err == ECONNABORTED;
 }
 

@@ -11,6 +11,7 @@
 #include <cstring>
 #include <vector>
 
+#include "util/check.h"
 #include "util/openssl_lib.h"
 
 namespace accl {
@@ -100,6 +101,12 @@ static Sha256Digest unverifiable() {
   Sha256Digest out{};
   (void)secureRandom(out.data(), out.size());
   return out;
+}
+
+ncclResult_t requireLibcrypto(const char* who) {
+  const char* why = nullptr;
+  if (cryptoLib(&why)) return ncclSuccess;
+  return fail(ncclSystemError, "%s: the bootstrap's HMAC-SHA-256 needs OpenSSL 3's libcrypto: %s", who, why);
 }
 
 Sha256Digest sha256(const void* data, size_t bytes) {

@@ -111,8 +111,8 @@ ncclResult_t readKeyFile(const std::string& path, std::string* key) {
   key->assign(buf, len);
   cleanse(buf, sizeof(buf));
   if (key->size() < kMinPskBytes)
-    return fail(ncclInvalidUsage, "ACCL_ENCRYPTION_PSK_FILE=%s: the key (first line) has %zu bytes, at least %zu needed",
-                path.c_str(), key->size(), kMinPskBytes);
+    return fail(ncclInvalidUsage, "ACCL_ENCRYPTION_PSK_FILE=%s: the key (first line) has %zu bytes, at least %zu "
+                "needed", path.c_str(), key->size(), kMinPskBytes);
   return ncclSuccess;
 }
 

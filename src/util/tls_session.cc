@@ -66,7 +66,8 @@ struct Pump {
       }
       fds.clear();
       if (wakeFd >= 0) fds.push_back(pollfd{wakeFd, POLLIN, 0});
-      for (const auto& s : work) fds.push_back(pollfd{s->fd(), static_cast<short>(s->wantsWrite() ? POLLOUT : POLLIN), 0});
+      for (const auto& s : work)
+        fds.push_back(pollfd{s->fd(), static_cast<short>(s->wantsWrite() ? POLLOUT : POLLIN), 0});
       (void)::poll(fds.data(), fds.size(), kPumpSliceMs);
       if (wakeFd >= 0 && (fds[0].revents & POLLIN)) {
         uint64_t drained;
@@ -234,13 +235,21 @@ int TlsSession::handshakeLocked() {
     handshaken_ = true;
     return 1;
   }
-  int e = lib_->SSL_get_error(ssl_, r);
+  afterIoLocked(r, server_ ? "accepting a connection" : "connecting", /*reading=*/false);
+  return failed_ ? -1 : 0;
+}
+
+int TlsSession::afterIoLocked(int ret, const char* during, bool reading) {
+  int sysErr = errno;
+  int e = lib_->SSL_get_error(ssl_, ret);
   if (e == ossl::kErrorWantRead || e == ossl::kErrorWantWrite) {
     wantWrite_ = e == ossl::kErrorWantWrite;
     errno = EAGAIN;
-    return 0;
+    return -1;
   }
-  failLocked(r, e, server_ ? "accepting a connection" : "connecting");
+  if (reading && (e == ossl::kErrorZeroReturn || (e == ossl::kErrorSyscall && sysErr == 0))) return 0;
+  errno = sysErr;
+  failLocked(ret, e, during);
   errno = failErrno_;
   return -1;
 }
@@ -264,15 +273,8 @@ int TlsSession::progressLocked() {
       queueDone_ += static_cast<size_t>(n);
       continue;
     }
-    int e = lib_->SSL_get_error(ssl_, n);
-    if (e == ossl::kErrorWantRead || e == ossl::kErrorWantWrite) {
-      wantWrite_ = e == ossl::kErrorWantWrite;
-      errno = EAGAIN;
-      return 0;
-    }
-    failLocked(n, e, "sending");
-    errno = failErrno_;
-    return -1;
+    afterIoLocked(n, "sending", /*reading=*/false);
+    return failed_ ? -1 : 0;
   }
   queue_.clear();
   queue_.shrink_to_fit();
@@ -309,15 +311,7 @@ ssize_t TlsSession::send(const void* data, size_t bytes) {
   }
   int n = lib_->SSL_write(ssl_, data, clampInt(bytes));
   if (n > 0) return n;
-  int e = lib_->SSL_get_error(ssl_, n);
-  if (e == ossl::kErrorWantRead || e == ossl::kErrorWantWrite) {
-    wantWrite_ = e == ossl::kErrorWantWrite;
-    errno = EAGAIN;
-    return -1;
-  }
-  failLocked(n, e, "sending");
-  errno = failErrno_;
-  return -1;
+  return afterIoLocked(n, "sending", /*reading=*/false);
 }
 
 ssize_t TlsSession::recv(void* data, size_t bytes) {
@@ -334,17 +328,7 @@ ssize_t TlsSession::recv(void* data, size_t bytes) {
   }
   int n = lib_->SSL_read(ssl_, data, clampInt(bytes));
   if (n > 0) return n;
-  int e = lib_->SSL_get_error(ssl_, n);
-  if (e == ossl::kErrorWantRead || e == ossl::kErrorWantWrite) {
-    wantWrite_ = e == ossl::kErrorWantWrite;
-    errno = EAGAIN;
-    return -1;
-  }
-  if (e == ossl::kErrorZeroReturn) return 0;
-  if (e == ossl::kErrorSyscall && errno == 0) return 0;
-  failLocked(n, e, "receiving");
-  errno = failErrno_;
-  return -1;
+  return afterIoLocked(n, "receiving", /*reading=*/true);
 }
 
 bool TlsSession::buffered() {

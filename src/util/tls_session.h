@@ -61,6 +61,9 @@ class TlsSession {
   int progressLocked();
   int handshakeLocked();
   void failLocked(int ret, int sslErr, const char* during);
+  // After an SSL call returned `ret` <= 0: -1 with errno EAGAIN (wantWrite_ says which way) or
+  // the failure's errno (error_ set); 0 when `reading` met the peer's close.
+  int afterIoLocked(int ret, const char* during, bool reading);
   void sendTlsRequiredNoticeLocked();
 
   std::mutex mutex_;

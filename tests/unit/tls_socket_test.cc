@@ -105,6 +105,17 @@ struct Pair {
   }
 };
 
+// What a plaintext client reads where the root's challenge would be: the notice, in clear.
+void expectEncryptionRequiredNotice(Socket& client) {
+  SocketWait w = SocketWait::in(5000, nullptr, "the notice", /*quiet=*/true);
+  uint8_t notice[kServerChallengeBytes];
+  ASSERT_EQ(client.recvAll(notice, sizeof(notice), w), ncclSuccess) << lastSocketErrorText();
+  uint8_t nonce[kAuthNonceBytes];
+  std::string why;
+  EXPECT_FALSE(decodeServerChallenge(notice, sizeof(notice), nonce, &why));
+  EXPECT_NE(why.find("requires encryption"), std::string::npos) << why;
+}
+
 TEST(TlsSocket, DifferentKeysFailOnBothEndsSayingSo) {
   PlaintextAfter reset;
   Pair p(kKeyA, kKeyB);
@@ -134,12 +145,7 @@ TEST(TlsSocket, PlaintextClientOfAnEncryptedServerIsToldSo) {
   EXPECT_EQ(p.server.recvAll(buf, sizeof(buf), w), ncclRemoteError);
   EXPECT_NE(std::string(lastSocketErrorText()).find("does not speak TLS"), std::string::npos) << lastSocketErrorText();
   // ... and the client reads, in clear where a challenge would be, that encryption is required.
-  uint8_t notice[kServerChallengeBytes];
-  ASSERT_EQ(p.client.recvAll(notice, sizeof(notice), w), ncclSuccess) << lastSocketErrorText();
-  uint8_t nonce[kAuthNonceBytes];
-  std::string why;
-  EXPECT_FALSE(decodeServerChallenge(notice, sizeof(notice), nonce, &why));
-  EXPECT_NE(why.find("requires encryption"), std::string::npos) << why;
+  expectEncryptionRequiredNotice(p.client);
 }
 
 TEST(TlsSocket, SilentPlaintextClientIsToldEncryptionIsRequired) {
@@ -147,13 +153,7 @@ TEST(TlsSocket, SilentPlaintextClientIsToldEncryptionIsRequired) {
   Pair p(nullptr, kKeyA);
   // A client that waits for the server to speak (the bootstrap root's challenge) gets the notice.
   p.server.refuseSilentPeer();
-  SocketWait w = SocketWait::in(5000, nullptr, "test data", /*quiet=*/true);
-  uint8_t notice[kServerChallengeBytes];
-  ASSERT_EQ(p.client.recvAll(notice, sizeof(notice), w), ncclSuccess) << lastSocketErrorText();
-  uint8_t nonce[kAuthNonceBytes];
-  std::string why;
-  EXPECT_FALSE(decodeServerChallenge(notice, sizeof(notice), nonce, &why));
-  EXPECT_NE(why.find("requires encryption"), std::string::npos) << why;
+  expectEncryptionRequiredNotice(p.client);
 }
 
 TEST(TlsSocket, EncryptedClientOfAPlaintextServerIsNamed) {

@@ -72,6 +72,7 @@ ncclResult_t Bootstrap::create(const ncclUniqueId* ids, int nIds, const Bootstra
     return fail(ncclInvalidArgument,
                 "ncclCommInitRankScalable: nId %d is invalid (must be in [1, nranks=%d])", nIds,
                 options.nranks);
+  ACCL_CHECK(requireLibcrypto("ncclCommInitRank"));
   std::unique_ptr<Bootstrap> b(new Bootstrap());
   b->rank_ = options.rank;
   b->nranks_ = options.nranks;

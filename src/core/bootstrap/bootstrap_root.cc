@@ -523,6 +523,7 @@ class RootServer {
 }  // namespace
 
 ncclResult_t startBootstrapRoot(Socket listener, const SocketKey& key, int64_t idleTimeoutMs) {
+  ACCL_CHECK(requireLibcrypto("the bootstrap root"));
   if (idleTimeoutMs < 0) idleTimeoutMs = paramInt("ACCL_BOOTSTRAP_TIMEOUT_MS");
   if (idleTimeoutMs <= 0) idleTimeoutMs = 120000;
   auto server = std::make_unique<RootServer>(std::move(listener), key, idleTimeoutMs);
