@@ -106,13 +106,19 @@ bool SocketAcceptor::advance(Pending& p, int64_t now, std::vector<Socket>* ready
     if (err == EINTR) continue;
     if (err == EAGAIN || err == EWOULDBLOCK) {
       if (now < p.deadlineNs) return false;
-      p.conn.refuseSilentPeer();
+      if (p.conn.encrypted() && p.have == 0) {
+        p.conn.refuseSilentPeer();
+        lastTlsFailure_ = p.conn.peerAddress().toString() + " sent nothing within " + std::to_string(handshakeMs_) +
+                          " ms (a process without encryption, waiting for the server to speak?)";
+      }
       std::string why = "no valid handshake within " + std::to_string(handshakeMs_) + " ms (" +
                         std::to_string(p.have) + " of " + std::to_string(sizeof(p.buf)) + " bytes)";
       reject(p, why.c_str());
       return true;
     }
     std::string why = std::string("receive failed: ") + p.conn.ioErrorText(err);
+    if (err == EPROTO && p.conn.encrypted())
+      lastTlsFailure_ = p.conn.peerAddress().toString() + ": " + p.conn.ioErrorText(err);
     reject(p, why.c_str());
     return true;
   }

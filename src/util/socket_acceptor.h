@@ -48,6 +48,9 @@ class SocketAcceptor {
   size_t pending() const { return pending_.size(); }
   // Connections rejected so far (wrong magic, wrong secret, junk, silence, eviction).
   uint64_t rejected() const { return rejected_; }
+  // Why the last connection that failed its TLS handshake failed (its address first); "" if none.
+  // The bootstrap root adds it to its timeout message: a rank with another key never arrives.
+  const std::string& lastTlsFailure() const { return lastTlsFailure_; }
   // Closes every pending handshake.
   void clear() { pending_.clear(); }
 
@@ -77,6 +80,7 @@ class SocketAcceptor {
   std::string owner_;
   std::vector<Pending> pending_;
   uint64_t rejected_ = 0;
+  std::string lastTlsFailure_;
 };
 
 }  // namespace accl

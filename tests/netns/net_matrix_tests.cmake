@@ -114,12 +114,18 @@ accl_net_matrix_test(NetCrypt.Socket.Wire.Psk Socket 2 2 -K -C absent -c $<TARGE
                      "allgather of .* correct" -m 8 -- env ${ACCL_NM_CRYPT_ENV} $<TARGET_FILE:net_matrix_rank> crypt wire)
 accl_net_matrix_test(NetCrypt.Socket.Wire.Clear Socket 2 2 -C present -c $<TARGET_FILE:wire_capture> -g
                      "allgather of .* correct" -m 8 -- env ${ACCL_NM_CRYPT_ENV} $<TARGET_FILE:net_matrix_rank> crypt wire)
+# The faulty rank names its problem; with another key or a plaintext rank, the healthy rank's
+# timeout also says why the rank never arrived (-m 2: both lines).
+set(re_key "init failed .*key differs")
+set(m_key 2)
+set(re_missing "faulty init failed .*ACCL_ENCRYPTION_PSK_FILE=/nonexistent")
+set(m_missing 1)
+set(re_plaintext "init failed .*(requires encryption|without encryption)")
+set(m_plaintext 2)
 foreach(fault key missing plaintext)
-  set(re_key "faulty init failed .*key differs")
-  set(re_missing "faulty init failed .*ACCL_ENCRYPTION_PSK_FILE=/nonexistent")
-  set(re_plaintext "faulty init failed .*requires encryption")
   # No -N: init fails, so no connection is ever logged.
-  add_test(NAME NetCrypt.Socket.Fault.${fault} COMMAND ${ACCL_NM_RUN} -H 2 -P 1 -t 100 -K -g "${re_${fault}}" -- env
+  add_test(NAME NetCrypt.Socket.Fault.${fault} COMMAND ${ACCL_NM_RUN} -H 2 -P 1 -t 100 -K -g "${re_${fault}}"
+           -m ${m_${fault}} -- env
            ${ACCL_NM_CRYPT_ENV} $<TARGET_FILE:net_matrix_rank> crypt ${fault})
   set_tests_properties(NetCrypt.Socket.Fault.${fault} PROPERTIES LABELS netns TIMEOUT 150 SKIP_RETURN_CODE 77
                        RESOURCE_LOCK cpu_heavy)

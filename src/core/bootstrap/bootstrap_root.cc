@@ -131,7 +131,10 @@ class RootServer {
     else
       snprintf(buf, sizeof(buf), "bootstrap: timed out after %lld ms waiting for %zu of %d ranks",
                static_cast<long long>(timeoutMs_), missing.size(), nranks_);
-    return std::string(buf) + " (missing: " + rankList(missing) + ")";
+    std::string text = std::string(buf) + " (missing: " + rankList(missing) + ")";
+    if (!acceptor_.lastTlsFailure().empty())
+      text += "; a connection to the root failed its encryption: " + acceptor_.lastTlsFailure();
+    return text;
   }
 
   void handleJoin(Socket conn, const JoinRequest& req) {
