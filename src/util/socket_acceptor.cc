@@ -43,6 +43,12 @@ void SocketAcceptor::reject(const Pending& p, const char* why) {
             listener_->localAddress().toString().c_str(), p.conn.peerAddress().toString().c_str(), why);
 }
 
+bool SocketAcceptor::noteTlsFailure(const Pending& p, int err) {
+  if (err != EPROTO || !p.conn.encrypted()) return false;
+  lastTlsFailure_ = p.conn.peerAddress().toString() + ": " + p.conn.ioErrorText(err);
+  return true;
+}
+
 void SocketAcceptor::acceptWaiting(int64_t now) {
   while (true) {
     SocketAddress peer;
@@ -84,7 +90,10 @@ void SocketAcceptor::acceptWaiting(int64_t now) {
     // A fresh socket's send buffer always takes 24 bytes; anything else means the caller is gone.
     ssize_t n = p.conn.sendSome(challenge, sizeof(challenge));
     if (n != static_cast<ssize_t>(sizeof(challenge))) {
-      reject(p, "could not send the challenge");
+      int err = n < 0 ? errno : 0;
+      std::string why = "could not send the challenge";
+      if (noteTlsFailure(p, err)) why += ": " + p.conn.ioErrorText(err);
+      reject(p, why.c_str());
       continue;
     }
     pending_.push_back(std::move(p));
@@ -117,8 +126,7 @@ bool SocketAcceptor::advance(Pending& p, int64_t now, std::vector<Socket>* ready
       return true;
     }
     std::string why = std::string("receive failed: ") + p.conn.ioErrorText(err);
-    if (err == EPROTO && p.conn.encrypted())
-      lastTlsFailure_ = p.conn.peerAddress().toString() + ": " + p.conn.ioErrorText(err);
+    noteTlsFailure(p, err);
     reject(p, why.c_str());
     return true;
   }

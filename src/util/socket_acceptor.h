@@ -65,6 +65,8 @@ class SocketAcceptor {
   void acceptWaiting(int64_t now);
   // Returns true when the handshake is over (ready or rejected); the entry is then discarded.
   bool advance(Pending& p, int64_t now, std::vector<Socket>* ready);
+  // A TLS failure (err EPROTO on an encrypted connection) becomes lastTlsFailure(); true if it was one.
+  bool noteTlsFailure(const Pending& p, int err);
   void reject(const Pending& p, const char* why);
 
   const Socket* listener_ = nullptr;
