@@ -1,9 +1,8 @@
-// TLS sessions over non-blocking fds and the helper thread that drives their handshakes
-// (see tls_session.h).
+// TLS sessions over non-blocking fds (see tls_session.h); their handshakes are driven by
+// util/tls_pump.h, their bytes move through util/tls_fd_bio.h.
 #include "util/tls_session.h"
 
 #include <poll.h>
-#include <sys/eventfd.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -12,128 +11,23 @@
 #include <cerrno>
 #include <climits>
 #include <cstdint>
-#include <condition_variable>
 #include <cstring>
-#include <thread>
 
 #include "util/check.h"
 #include "util/log.h"
 #include "util/socket_auth.h"
+#include "util/tls_fd_bio.h"
+#include "util/tls_pump.h"
 
 namespace accl {
 namespace {
 
 constexpr size_t kMaxQueuedBytes = 1 << 20;  // bytes written before the handshake finished
-constexpr int kPumpSliceMs = 50;
 
 int clampInt(size_t bytes) { return static_cast<int>(std::min<size_t>(bytes, INT_MAX)); }
 
 bool contains(const std::string& haystack, const char* needle) {
   return haystack.find(needle) != std::string::npos;
-}
-
-// The helper thread: polls the fds of sessions whose handshake or queued writes are unfinished.
-struct Pump {
-  std::mutex mutex;
-  std::condition_variable cv;
-  std::vector<std::shared_ptr<TlsSession>> sessions;
-  int wakeFd = -1;
-  bool started = false;
-
-  void add(std::shared_ptr<TlsSession> s) {
-    std::lock_guard<std::mutex> lock(mutex);
-    sessions.push_back(std::move(s));
-    if (!started) {
-      wakeFd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
-      std::thread([this] { run(); }).detach();
-      started = true;
-    }
-    if (wakeFd >= 0) {
-      uint64_t one = 1;
-      (void)!::write(wakeFd, &one, sizeof(one));
-    }
-    cv.notify_one();
-  }
-
-  void run() {
-    std::vector<std::shared_ptr<TlsSession>> work;
-    std::vector<pollfd> fds;
-    while (true) {
-      {
-        std::unique_lock<std::mutex> lock(mutex);
-        cv.wait(lock, [this] { return !sessions.empty(); });
-        work = sessions;
-      }
-      fds.clear();
-      if (wakeFd >= 0) fds.push_back(pollfd{wakeFd, POLLIN, 0});
-      for (const auto& s : work)
-        fds.push_back(pollfd{s->fd(), static_cast<short>(s->wantsWrite() ? POLLOUT : POLLIN), 0});
-      (void)::poll(fds.data(), fds.size(), kPumpSliceMs);
-      if (wakeFd >= 0 && (fds[0].revents & POLLIN)) {
-        uint64_t drained;
-        (void)!::read(wakeFd, &drained, sizeof(drained));
-      }
-      std::vector<TlsSession*> finished;
-      for (const auto& s : work)
-        if (!s->pump()) finished.push_back(s.get());
-      if (finished.empty()) continue;
-      std::lock_guard<std::mutex> lock(mutex);
-      sessions.erase(std::remove_if(sessions.begin(), sessions.end(),
-                                    [&](const std::shared_ptr<TlsSession>& s) {
-                                      return std::find(finished.begin(), finished.end(), s.get()) != finished.end();
-                                    }),
-                     sessions.end());
-    }
-  }
-};
-
-// The fd BIO: ::recv / ::send(MSG_NOSIGNAL) on the non-blocking fd, "retry" on EAGAIN.
-const CryptoLib* gBioLib = nullptr;
-
-int fdOf(OsslBio* b) { return static_cast<int>(reinterpret_cast<intptr_t>(gBioLib->BIO_get_data(b))); }
-
-int bioWrite(OsslBio* b, const char* data, int bytes) {
-  gBioLib->BIO_clear_flags(b, ossl::kBioFlagsRws | ossl::kBioFlagShouldRetry);
-  ssize_t n = ::send(fdOf(b), data, static_cast<size_t>(bytes), MSG_DONTWAIT | MSG_NOSIGNAL);
-  if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR))
-    gBioLib->BIO_set_flags(b, ossl::kBioFlagWrite | ossl::kBioFlagShouldRetry);
-  return static_cast<int>(n);
-}
-
-int bioRead(OsslBio* b, char* data, int bytes) {
-  gBioLib->BIO_clear_flags(b, ossl::kBioFlagsRws | ossl::kBioFlagShouldRetry);
-  ssize_t n = ::recv(fdOf(b), data, static_cast<size_t>(bytes), MSG_DONTWAIT);
-  if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR))
-    gBioLib->BIO_set_flags(b, ossl::kBioFlagRead | ossl::kBioFlagShouldRetry);
-  return static_cast<int>(n);
-}
-
-long bioCtrl(OsslBio*, int cmd, long, void*) { return cmd == ossl::kBioCtrlFlush ? 1 : 0; }
-
-// A BIO on `fd`, or null.
-OsslBio* fdBio(int fd) {
-  static std::once_flag once;
-  static OsslBioMethod* method = nullptr;
-  std::call_once(once, [] {
-    gBioLib = cryptoLib(nullptr);
-    if (!gBioLib) return;
-    method = gBioLib->BIO_meth_new(gBioLib->BIO_get_new_index() | ossl::kBioTypeSourceSink, "accl-fd");
-    if (!method) return;
-    gBioLib->BIO_meth_set_write(method, bioWrite);
-    gBioLib->BIO_meth_set_read(method, bioRead);
-    gBioLib->BIO_meth_set_ctrl(method, bioCtrl);
-  });
-  if (!method) return nullptr;
-  OsslBio* b = gBioLib->BIO_new(method);
-  if (!b) return nullptr;
-  gBioLib->BIO_set_data(b, reinterpret_cast<void*>(static_cast<intptr_t>(fd)));
-  gBioLib->BIO_set_init(b, 1);
-  return b;
-}
-
-Pump& helperThread() {
-  static Pump* p = new Pump();  // the thread may outlive static destructors
-  return *p;
 }
 
 }  // namespace
@@ -146,7 +40,7 @@ ncclResult_t TlsSession::start(const std::shared_ptr<const TlsContext>& ctx, int
   s->fd_ = fd;
   s->server_ = server;
   s->ssl_ = s->lib_->SSL_new(server ? ctx->server() : ctx->client());
-  OsslBio* bio = s->ssl_ ? fdBio(fd) : nullptr;
+  OsslBio* bio = s->ssl_ ? newFdBio(fd) : nullptr;
   if (!bio) return fail(ncclSystemError, "encryption: could not make a TLS session (libssl.so.3 SSL_new/BIO_new)");
   s->lib_->SSL_set_bio(s->ssl_, bio, bio);  // the session owns the BIO
   if (server)
@@ -158,7 +52,7 @@ ncclResult_t TlsSession::start(const std::shared_ptr<const TlsContext>& ctx, int
     std::lock_guard<std::mutex> lock(s->mutex_);
     r = s->progressLocked();  // the client's hello leaves now
   }
-  if (r == 0) helperThread().add(s);
+  if (r == 0) addToTlsPump(s);
   *out = std::move(s);
   return ncclSuccess;
 }

@@ -107,7 +107,8 @@ endif()
 #                                with a message (the faulty one's is grepped), within the bound
 add_executable(wire_capture wire_capture.cc)
 add_dependencies(net_matrix_rank wire_capture)
-set(ACCL_NM_CRYPT_ENV NCCL_NET=Socket ACCL_BOOTSTRAP_TIMEOUT_MS=5000)
+# Data sockets forced on (2 threads x 2 sockets): the wire test covers them, not only the control socket.
+set(ACCL_NM_CRYPT_ENV NCCL_NET=Socket ACCL_BOOTSTRAP_TIMEOUT_MS=5000 NCCL_SOCKET_NTHREADS=2 NCCL_NSOCKS_PERTHREAD=2)
 accl_net_matrix_test(NetCrypt.Socket.Matrix.H2P2 Socket 2 2 -K -- env ${ACCL_NM_ENV_Socket}
                      $<TARGET_FILE:net_matrix_rank> matrix)
 accl_net_matrix_test(NetCrypt.Socket.Wire.Psk Socket 2 2 -K -C absent -c $<TARGET_FILE:wire_capture> -g
