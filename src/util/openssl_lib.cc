@@ -133,6 +133,10 @@ const SslLib* sslLib(const char** whyOut) {
   return l.sslOk ? &l.ssl : nullptr;
 }
 
+// libcrypto is opened when the library is loaded (every bootstrap needs it), so that a process that
+// forks its ranks never runs dlopen in a child whose parent had other threads at the fork.
+__attribute__((constructor)) static void openLibcryptoAtLoad() { (void)cryptoLib(nullptr); }
+
 void takeOpensslErrors(char* out, size_t bytes) {
   if (bytes == 0) return;
   out[0] = '\0';
