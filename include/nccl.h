@@ -570,8 +570,9 @@ ncclResult_t pncclGroupEnd(void);
 ncclResult_t ncclGroupSimulateEnd(ncclSimInfo_t* simInfo);
 ncclResult_t pncclGroupSimulateEnd(ncclSimInfo_t* simInfo);
 
-/* Encryption of the library's TCP sockets with a pre-shared key (accl has no TLS: it accepts
- * NCCL_ENCRYPTION_MODE_NONE and refuses PSK with ncclInvalidUsage). */
+/* Encryption of the library's TCP connections between processes (bootstrap, socket network):
+ * TLS 1.3 with a pre-shared key of at least 32 bytes (psk, a C string, copied), applied to
+ * connections opened after the call. Needs OpenSSL 3 (libssl.so.3) at run time. */
 typedef enum {
   NCCL_ENCRYPTION_MODE_NONE = 0,
   NCCL_ENCRYPTION_MODE_PSK = 1

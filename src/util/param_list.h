@@ -139,6 +139,12 @@ ACCL_PARAM(ACCL_BOOTSTRAP_SECRET, Str, "",
            "secret, which every connection must prove. Unset: NCCL_COMM_ID jobs accept anyone who can reach "
            "the port, as NCCL does (ids from ncclGetUniqueId always carry a random secret).")
 
+ACCL_PARAM(ACCL_ENCRYPTION_PSK_FILE, Str, "",
+           "A file holding a pre-shared key (its first line, at least 32 bytes): every TCP connection accl "
+           "makes between processes then runs TLS 1.3 with that key, as if the program had called "
+           "ncclSetEncryption(NCCL_ENCRYPTION_MODE_PSK) before its first communicator (a call wins over "
+           "the file). For programs that cannot be changed (accl-perf, tests). The key itself is never logged.")
+
 // --- InfiniBand / RoCE network (transports/net/ib) ---
 ACCL_PARAM(ACCL_IBVERBS_LIB, Str, "libibverbs.so.1",
            "Verbs library the IB network loads with dlopen (e.g. the test emulator libaccl-verbs-emu.so); when it "

@@ -53,8 +53,10 @@ bool isRetryableConnectError(int err) {
          err == ECONNRESET;
 }
 
+// EPROTO: a failed TLS session (keys differ, the peer does not encrypt, a forged record).
 bool isPeerGoneError(int err) {
-  return err == ECONNRESET || err == EPIPE || err == ENOTCONN || err == ETIMEDOUT || err == EHOSTUNREACH ||
+  return err == EPROTO || err == ECONNRESET || err == EPIPE || err == ENOTCONN || err == ETIMEDOUT ||
+         err == EHOSTUNREACH ||
          err == ENETUNREACH || err == ECONNABORTED;
 }
 
@@ -120,7 +122,8 @@ bool SocketWait::aborted() const { return abortFlag && abortFlag->load(std::memo
 
 Socket::~Socket() { close(); }
 
-Socket::Socket(Socket&& other) noexcept : fd_(other.fd_), local_(other.local_), peer_(other.peer_) {
+Socket::Socket(Socket&& other) noexcept
+    : fd_(other.fd_), tls_(std::move(other.tls_)), local_(other.local_), peer_(other.peer_) {
   other.fd_ = -1;
 }
 
@@ -128,6 +131,7 @@ Socket& Socket::operator=(Socket&& other) noexcept {
   if (this != &other) {
     close();
     fd_ = other.fd_;
+    tls_ = std::move(other.tls_);
     local_ = other.local_;
     peer_ = other.peer_;
     other.fd_ = -1;
@@ -136,6 +140,8 @@ Socket& Socket::operator=(Socket&& other) noexcept {
 }
 
 void Socket::close() {
+  if (tls_) tls_->detach();  // before the fd number can be reused
+  tls_.reset();
   if (fd_ >= 0) ::close(fd_);
   fd_ = -1;
 }
@@ -282,7 +288,7 @@ ncclResult_t Socket::connectTcp(const SocketAddress& peer, const SocketWait& wai
       socklen_t len = sizeof(local);
       (void)getsockname(fd, &local.sa, &len);
       *out = Socket(fd, local, peer);
-      return ncclSuccess;
+      return out->startTls(/*server=*/false, wait.quiet);
     }
     ::close(fd);
     lastErr = err;
@@ -310,7 +316,11 @@ ncclResult_t Socket::waitReadable(const SocketWait& wait, bool* ready) {
   while (true) {
     if (wait.aborted()) return aborted(wait, "socket wait on", valid() ? peer_ : local_);
     if (wait.expired()) return ncclSuccess;
-    pollfd p{fd_, POLLIN, 0};
+    if (hasBuffered()) {
+      *ready = true;
+      return ncclSuccess;
+    }
+    pollfd p{fd_, pollEvents(POLLIN), 0};
     int n = ::poll(&p, 1, sliceMs(wait));
     if (n < 0 && errno == EINTR) continue;
     if (n < 0) {
@@ -327,6 +337,7 @@ ncclResult_t Socket::waitReadable(const SocketWait& wait, bool* ready) {
 
 bool Socket::peerClosed() const {
   if (fd_ < 0) return true;
+  if (hasBuffered()) return false;
   char c;
   ssize_t n = ::recv(fd_, &c, 1, MSG_PEEK | MSG_DONTWAIT);
   if (n == 0) return true;
@@ -343,7 +354,7 @@ ncclResult_t Socket::acceptRaw(const SocketWait& wait, Socket* out) {
     if (fd >= 0) {
       setNoDelay(fd);
       *out = Socket(fd, local_, peer);
-      return ncclSuccess;
+      return out->startTls(/*server=*/true, wait.quiet);
     }
     int err = errno;
     if (err == EAGAIN || err == EWOULDBLOCK || err == EINTR || err == ECONNABORTED || err == EPROTO) {
@@ -407,7 +418,7 @@ ncclResult_t Socket::sendAll(const void* data, size_t bytes, const SocketWait& w
   const char* p = static_cast<const char*>(data);
   size_t done = 0;
   while (done < bytes) {
-    ssize_t n = ::send(fd_, p + done, bytes - done, MSG_NOSIGNAL | MSG_DONTWAIT);
+    ssize_t n = sendSome(p + done, bytes - done);
     if (n > 0) {
       done += static_cast<size_t>(n);
       continue;
@@ -416,7 +427,7 @@ ncclResult_t Socket::sendAll(const void* data, size_t bytes, const SocketWait& w
     if (err == EINTR) continue;
     if (err == EAGAIN || err == EWOULDBLOCK) {
       ACCL_CHECK(checkWait(wait, "socket send to", peer_));
-      pollfd pfd{fd_, POLLOUT, 0};
+      pollfd pfd{fd_, pollEvents(tls_ && !tls_->wantsWrite() ? POLLIN : POLLOUT), 0};
       int r = ::poll(&pfd, 1, sliceMs(wait));
       if (r < 0 && errno != EINTR) {
         int perr = errno;
@@ -427,7 +438,7 @@ ncclResult_t Socket::sendAll(const void* data, size_t bytes, const SocketWait& w
     }
     ncclResult_t code = isPeerGoneError(err) ? ncclRemoteError : ncclSystemError;
     return report(wait.quiet, code, "socket send to %s failed after %zu of %zu bytes: %s (sending %s)",
-                  peer_.toString().c_str(), done, bytes, strerror(err), wait.what);
+                  peer_.toString().c_str(), done, bytes, ioErrorText(err).c_str(), wait.what);
   }
   return ncclSuccess;
 }
@@ -436,7 +447,7 @@ ncclResult_t Socket::recvAll(void* data, size_t bytes, const SocketWait& wait) {
   char* p = static_cast<char*>(data);
   size_t done = 0;
   while (done < bytes) {
-    ssize_t n = ::recv(fd_, p + done, bytes - done, MSG_DONTWAIT);
+    ssize_t n = recvSome(p + done, bytes - done);
     if (n > 0) {
       done += static_cast<size_t>(n);
       continue;
@@ -450,7 +461,7 @@ ncclResult_t Socket::recvAll(void* data, size_t bytes, const SocketWait& wait) {
     if (err == EINTR) continue;
     if (err == EAGAIN || err == EWOULDBLOCK) {
       ACCL_CHECK(checkWait(wait, "socket recv from", peer_));
-      pollfd pfd{fd_, POLLIN, 0};
+      pollfd pfd{fd_, pollEvents(POLLIN), 0};
       int r = ::poll(&pfd, 1, sliceMs(wait));
       if (r < 0 && errno != EINTR) {
         int perr = errno;
@@ -461,7 +472,7 @@ ncclResult_t Socket::recvAll(void* data, size_t bytes, const SocketWait& wait) {
     }
     ncclResult_t code = isPeerGoneError(err) ? ncclRemoteError : ncclSystemError;
     return report(wait.quiet, code, "socket recv from %s failed after %zu of %zu bytes: %s (waiting for %s)",
-                  peer_.toString().c_str(), done, bytes, strerror(err), wait.what);
+                  peer_.toString().c_str(), done, bytes, ioErrorText(err).c_str(), wait.what);
   }
   return ncclSuccess;
 }
@@ -474,7 +485,7 @@ ncclResult_t Socket::sendRecv(Socket& tx, const void* sendData, size_t sendBytes
   while (sent < sendBytes || received < recvBytes) {
     bool progressed = false;
     if (sent < sendBytes) {
-      ssize_t n = ::send(tx.fd_, sp + sent, sendBytes - sent, MSG_NOSIGNAL | MSG_DONTWAIT);
+      ssize_t n = tx.sendSome(sp + sent, sendBytes - sent);
       if (n > 0) {
         sent += static_cast<size_t>(n);
         progressed = true;
@@ -482,11 +493,11 @@ ncclResult_t Socket::sendRecv(Socket& tx, const void* sendData, size_t sendBytes
         int err = errno;
         ncclResult_t code = isPeerGoneError(err) ? ncclRemoteError : ncclSystemError;
         return report(wait.quiet, code, "socket send to %s failed after %zu of %zu bytes: %s (sending %s)",
-                      tx.peer_.toString().c_str(), sent, sendBytes, strerror(err), wait.what);
+                      tx.peer_.toString().c_str(), sent, sendBytes, tx.ioErrorText(err).c_str(), wait.what);
       }
     }
     if (received < recvBytes) {
-      ssize_t n = ::recv(rx.fd_, rp + received, recvBytes - received, MSG_DONTWAIT);
+      ssize_t n = rx.recvSome(rp + received, recvBytes - received);
       if (n > 0) {
         received += static_cast<size_t>(n);
         progressed = true;
@@ -500,7 +511,7 @@ ncclResult_t Socket::sendRecv(Socket& tx, const void* sendData, size_t sendBytes
         ncclResult_t code = isPeerGoneError(err) ? ncclRemoteError : ncclSystemError;
         return report(wait.quiet, code,
                       "socket recv from %s failed after %zu of %zu bytes: %s (waiting for %s)",
-                      rx.peer_.toString().c_str(), received, recvBytes, strerror(err), wait.what);
+                      rx.peer_.toString().c_str(), received, recvBytes, rx.ioErrorText(err).c_str(), wait.what);
       }
     }
     if (progressed) continue;
@@ -508,8 +519,8 @@ ncclResult_t Socket::sendRecv(Socket& tx, const void* sendData, size_t sendBytes
     ACCL_CHECK(checkWait(wait, received < recvBytes ? "socket recv from" : "socket send to", who));
     pollfd pfds[2];
     int np = 0;
-    if (sent < sendBytes) pfds[np++] = pollfd{tx.fd_, POLLOUT, 0};
-    if (received < recvBytes) pfds[np++] = pollfd{rx.fd_, POLLIN, 0};
+    if (sent < sendBytes) pfds[np++] = pollfd{tx.fd_, tx.pollEvents(POLLOUT), 0};
+    if (received < recvBytes) pfds[np++] = pollfd{rx.fd_, rx.pollEvents(POLLIN), 0};
     int r = ::poll(pfds, np, sliceMs(wait));
     if (r < 0 && errno != EINTR) {
       int err = errno;
@@ -517,6 +528,44 @@ ncclResult_t Socket::sendRecv(Socket& tx, const void* sendData, size_t sendBytes
     }
   }
   return ncclSuccess;
+}
+
+ssize_t Socket::sendSomeV(const iovec* iov, int count) {
+  if (!tls_) {
+    msghdr m{};
+    m.msg_iov = const_cast<iovec*>(iov);
+    m.msg_iovlen = static_cast<size_t>(count);
+    return ::sendmsg(fd_, &m, MSG_DONTWAIT | MSG_NOSIGNAL);
+  }
+  // TLS: one piece at a time (each a record or more); a short write ends the call like sendmsg's.
+  ssize_t total = 0;
+  for (int i = 0; i < count; ++i) {
+    if (iov[i].iov_len == 0) continue;
+    ssize_t n = tls_->send(iov[i].iov_base, iov[i].iov_len);
+    if (n < 0) return total > 0 ? total : -1;
+    total += n;
+    if (static_cast<size_t>(n) < iov[i].iov_len) break;
+  }
+  return total;
+}
+
+std::string Socket::ioErrorText(int err) const {
+  if (err == EPROTO && tls_) {
+    std::string why = tls_->error();
+    if (!why.empty()) return why;
+  }
+  return strerror(err);
+}
+
+ncclResult_t Socket::startTls(bool server, bool quiet) {
+  std::shared_ptr<const TlsContext> ctx;
+  ncclResult_t res = currentTls(&ctx);
+  if (res == ncclSuccess && ctx) res = TlsSession::start(ctx, fd_, server, &tls_);
+  if (res != ncclSuccess) {
+    close();
+    if (quiet) ACCL_INFO(ACCL_LOG_BOOTSTRAP, "socket %s: could not start TLS", peer_.toString().c_str());
+  }
+  return res;
 }
 
 }  // namespace accl

@@ -10,17 +10,31 @@
 // `quiet` switch. Quiet failures are logged at INFO level only and do not replace ncclGetLastError();
 // the bootstrap root uses it so a stray or hostile connection cannot overwrite a real rank's error.
 //
+// Encryption: when the process asked for it (util/tls_config.h), every connection connect() makes and
+// every one accepted runs TLS 1.3 with the pre-shared key (util/tls_session.h); the handshakes above
+// then travel inside it. Code that moves bytes itself calls sendSome/recvSome/sendSomeV (the ::send /
+// ::recv of a plain socket, one branch away) and, before it sleeps in poll() on fd(), checks
+// hasBuffered() (decrypted bytes the fd no longer shows) and pollEvents().
+//
 // Error mapping: peer closed / reset / unreachable / timed out -> ncclRemoteError; any other failing
 // syscall -> ncclSystemError; abort flag raised -> ncclInternalError (quiet, the caller asked for it).
 #pragma once
 
+#include <sys/types.h>
+#include <poll.h>
+#include <sys/socket.h>
+#include <sys/uio.h>
+
 #include <atomic>
 #include <cstddef>
 #include <cstdint>
+#include <memory>
+#include <string>
 
 #include "nccl.h"
 #include "util/socket_address.h"
 #include "util/socket_auth.h"
+#include "util/tls_session.h"
 
 namespace accl {
 
@@ -103,6 +117,34 @@ class Socket {
   // Non-blocking: true when the peer has closed (or reset) the connection and no unread data is left.
   bool peerClosed() const;
 
+  // The connection's byte moves, as ::send / ::recv / ::sendmsg with MSG_DONTWAIT (and MSG_NOSIGNAL)
+  // would do them: > 0 bytes, recv 0 at the peer's close, -1 with errno (EAGAIN: would block).
+  ssize_t sendSome(const void* data, size_t bytes) {
+    if (!tls_) return ::send(fd_, data, bytes, MSG_DONTWAIT | MSG_NOSIGNAL);
+    return tls_->send(data, bytes);
+  }
+  ssize_t recvSome(void* data, size_t bytes) {
+    if (!tls_) return ::recv(fd_, data, bytes, MSG_DONTWAIT);
+    return tls_->recv(data, bytes);
+  }
+  ssize_t sendSomeV(const iovec* iov, int count);
+  bool encrypted() const { return tls_ != nullptr; }
+  // Decrypted bytes are waiting: read them before polling the fd.
+  bool hasBuffered() const { return tls_ && tls_->buffered(); }
+  // The poll events that mean progress for a transfer that wants `events` (TLS may need the other way).
+  short pollEvents(short events) const {
+    if (tls_ && tls_->wantsWrite()) return static_cast<short>(events | POLLOUT);
+    return events;
+  }
+  // Text for an errno a byte move left: the TLS failure (EPROTO) or strerror.
+  std::string ioErrorText(int err) const;
+  // An encrypted server end whose peer never spoke: tells a plaintext client that encryption is on.
+  void refuseSilentPeer() {
+    if (tls_) tls_->refuseSilentPeer();
+  }
+  // Starts TLS on this connection when the process asked for encryption (no-op otherwise).
+  ncclResult_t startTls(bool server, bool quiet);
+
  private:
   // The TCP connection with retries (no handshake).
   static ncclResult_t connectTcp(const SocketAddress& peer, const SocketWait& wait, Socket* out);
@@ -110,6 +152,7 @@ class Socket {
   Socket(int fd, const SocketAddress& local, const SocketAddress& peer)
       : fd_(fd), local_(local), peer_(peer) {}
   int fd_ = -1;
+  std::shared_ptr<TlsSession> tls_;  // null: plaintext
   SocketAddress local_;
   SocketAddress peer_;
 };

@@ -43,6 +43,12 @@ void SocketAcceptor::reject(const Pending& p, const char* why) {
             listener_->localAddress().toString().c_str(), p.conn.peerAddress().toString().c_str(), why);
 }
 
+bool SocketAcceptor::noteTlsFailure(const Pending& p, int err) {
+  if (err != EPROTO || !p.conn.encrypted()) return false;
+  lastTlsFailure_ = p.conn.peerAddress().toString() + ": " + p.conn.ioErrorText(err);
+  return true;
+}
+
 void SocketAcceptor::acceptWaiting(int64_t now) {
   while (true) {
     SocketAddress peer;
@@ -67,6 +73,10 @@ void SocketAcceptor::acceptWaiting(int64_t now) {
     Pending p;
     p.conn = Socket(fd, listener_->localAddress(), peer);
     p.deadlineNs = now + handshakeMs_ * 1000000;
+    if (p.conn.startTls(/*server=*/true, /*quiet=*/true) != ncclSuccess) {
+      reject(p, "could not start TLS on it");
+      continue;
+    }
     if (mode_ == AuthMode::kClientFirst) {
       pending_.push_back(std::move(p));
       continue;
@@ -78,9 +88,12 @@ void SocketAcceptor::acceptWaiting(int64_t now) {
     }
     encodeServerChallenge(p.nonces.server, challenge);
     // A fresh socket's send buffer always takes 24 bytes; anything else means the caller is gone.
-    ssize_t n = ::send(fd, challenge, sizeof(challenge), MSG_NOSIGNAL | MSG_DONTWAIT);
+    ssize_t n = p.conn.sendSome(challenge, sizeof(challenge));
     if (n != static_cast<ssize_t>(sizeof(challenge))) {
-      reject(p, "could not send the challenge");
+      int err = n < 0 ? errno : 0;
+      std::string why = "could not send the challenge";
+      if (noteTlsFailure(p, err)) why += ": " + p.conn.ioErrorText(err);
+      reject(p, why.c_str());
       continue;
     }
     pending_.push_back(std::move(p));
@@ -89,7 +102,7 @@ void SocketAcceptor::acceptWaiting(int64_t now) {
 
 bool SocketAcceptor::advance(Pending& p, int64_t now, std::vector<Socket>* ready) {
   while (p.have < sizeof(p.buf)) {
-    ssize_t n = ::recv(p.conn.fd(), p.buf + p.have, sizeof(p.buf) - p.have, MSG_DONTWAIT);
+    ssize_t n = p.conn.recvSome(p.buf + p.have, sizeof(p.buf) - p.have);
     if (n > 0) {
       p.have += static_cast<size_t>(n);
       continue;
@@ -102,12 +115,18 @@ bool SocketAcceptor::advance(Pending& p, int64_t now, std::vector<Socket>* ready
     if (err == EINTR) continue;
     if (err == EAGAIN || err == EWOULDBLOCK) {
       if (now < p.deadlineNs) return false;
+      if (p.conn.encrypted() && p.have == 0) {
+        p.conn.refuseSilentPeer();
+        lastTlsFailure_ = p.conn.peerAddress().toString() + " sent nothing within " + std::to_string(handshakeMs_) +
+                          " ms (a process without encryption, waiting for the server to speak?)";
+      }
       std::string why = "no valid handshake within " + std::to_string(handshakeMs_) + " ms (" +
                         std::to_string(p.have) + " of " + std::to_string(sizeof(p.buf)) + " bytes)";
       reject(p, why.c_str());
       return true;
     }
-    std::string why = std::string("receive failed: ") + strerror(err);
+    std::string why = std::string("receive failed: ") + p.conn.ioErrorText(err);
+    noteTlsFailure(p, err);
     reject(p, why.c_str());
     return true;
   }
@@ -138,7 +157,7 @@ bool SocketAcceptor::advance(Pending& p, int64_t now, std::vector<Socket>* ready
   }
   uint8_t proof[kServerProofBytes];
   encodeServerProof(key_, static_cast<int32_t>(type_), p.nonces, proof);
-  ssize_t n = ::send(p.conn.fd(), proof, sizeof(proof), MSG_NOSIGNAL | MSG_DONTWAIT);
+  ssize_t n = p.conn.sendSome(proof, sizeof(proof));
   if (n != static_cast<ssize_t>(sizeof(proof))) {
     reject(p, "could not send our proof");
     return true;

@@ -48,6 +48,9 @@ class SocketAcceptor {
   size_t pending() const { return pending_.size(); }
   // Connections rejected so far (wrong magic, wrong secret, junk, silence, eviction).
   uint64_t rejected() const { return rejected_; }
+  // Why the last connection that failed its TLS handshake failed (its address first); "" if none.
+  // The bootstrap root adds it to its timeout message: a rank with another key never arrives.
+  const std::string& lastTlsFailure() const { return lastTlsFailure_; }
   // Closes every pending handshake.
   void clear() { pending_.clear(); }
 
@@ -62,6 +65,8 @@ class SocketAcceptor {
   void acceptWaiting(int64_t now);
   // Returns true when the handshake is over (ready or rejected); the entry is then discarded.
   bool advance(Pending& p, int64_t now, std::vector<Socket>* ready);
+  // A TLS failure (err EPROTO on an encrypted connection) becomes lastTlsFailure(); true if it was one.
+  bool noteTlsFailure(const Pending& p, int err);
   void reject(const Pending& p, const char* why);
 
   const Socket* listener_ = nullptr;
@@ -77,6 +82,7 @@ class SocketAcceptor {
   std::string owner_;
   std::vector<Pending> pending_;
   uint64_t rejected_ = 0;
+  std::string lastTlsFailure_;
 };
 
 }  // namespace accl

@@ -1,6 +1,7 @@
 // Authentication of control connections by a shared secret (the bootstrap's, from the ncclUniqueId):
-// SHA-256 / HMAC-SHA-256, the key a connection proves, and the pure encode/verify steps of the
-// challenge-response handshake that Socket::connect(SocketKey) and SocketAcceptor run.
+// SHA-256 / HMAC-SHA-256 (libcrypto's; without libcrypto.so.3 they return random bytes, so nothing
+// verifies: the bootstrap checks cryptoLib() first to report it), the key a connection proves, and
+// the pure encode/verify steps of the challenge-response handshake that Socket::connect(SocketKey) and SocketAcceptor run.
 //
 // Handshake (the server speaks first; nothing from the client is read before its proof):
 //   server -> client  ServerChallenge  u64 kAuthGreeting, u8 nonce[16]                    (24 bytes)
@@ -26,9 +27,14 @@
 #include <cstdint>
 #include <string>
 
+#include "nccl.h"
+
 namespace accl {
 
 using Sha256Digest = std::array<uint8_t, 32>;
+
+// ncclSuccess when libcrypto is there; else ncclSystemError naming the library and `who`.
+ncclResult_t requireLibcrypto(const char* who);
 
 Sha256Digest sha256(const void* data, size_t bytes);
 Sha256Digest hmacSha256(const uint8_t* key, size_t keyBytes, const void* data, size_t bytes);
@@ -48,6 +54,10 @@ struct SocketKey {
 };
 
 constexpr uint64_t kAuthGreeting = 0x31687475616c6363ull;  // "cclauth1"
+// What an encrypted server sends, in clear and in place of a challenge, to a client that does not
+// speak TLS before it closes: decodeServerChallenge turns it into "the server requires encryption".
+constexpr uint64_t kTlsRequiredGreeting = 0x2173736c74636361ull;  // "accltls!"
+void encodeTlsRequiredNotice(uint8_t* out);  // kServerChallengeBytes bytes
 constexpr size_t kAuthNonceBytes = 16;
 constexpr size_t kServerChallengeBytes = 8 + kAuthNonceBytes;            // 24
 constexpr size_t kClientProofBytes = 8 + 4 + 4 + kAuthNonceBytes + 32;   // 64

@@ -2,7 +2,7 @@
 // (ncclPutSignal / ncclSignal / ncclWaitSignal), device pointers and CFT LE info of windows, GIN
 // scratch requirements. With valid arguments each returns ncclInvalidUsage and a last error that
 // names the call and says what it needs; bad arguments are ncclInvalidArgument first; nothing
-// crashes. Also ncclSetEncryption: plaintext accepted, PSK refused (accl has no TLS).
+// crashes. Also ncclSetEncryption: its checks, and communicators made under PSK and after NONE.
 #include <gtest/gtest.h>
 
 #include <cstdint>
@@ -231,13 +231,20 @@ TEST(GpuOnly, GinScratchRequirementsAreRefused) {
 
 // ---- ncclSetEncryption --------------------------------------------------------------------------
 
-TEST(Encryption, PlaintextIsAcceptedAndPskRefused) {
+TEST(Encryption, PskCommunicatorsWorkAndPlaintextReturns) {
   ncclEncryptionConfig_t config = NCCL_ENCRYPTION_CONFIG_INITIALIZER;
   EXPECT_EQ(ncclSetEncryption(&config), ncclSuccess) << ncclGetLastError(nullptr);
   config.mode = NCCL_ENCRYPTION_MODE_PSK;
-  config.psk = "0123456789abcdef0123456789abcdef";
-  expectRefused(ncclSetEncryption(&config), "ncclSetEncryption", "TLS");
-  // Refusing PSK leaves the library usable, and plaintext is still accepted.
+  char key[] = "0123456789abcdef0123456789abcdef";
+  config.psk = key;
+  ASSERT_EQ(ncclSetEncryption(&config), ncclSuccess) << ncclGetLastError(nullptr);
+  std::memset(key, 'x', sizeof(key) - 1);  // the library keeps its own copy
+  {
+    LocalComms comms(2);  // their bootstrap runs TLS
+    int count = 0;
+    EXPECT_EQ(ncclCommCount(comms[1], &count), ncclSuccess);
+    EXPECT_EQ(count, 2);
+  }
   config.mode = NCCL_ENCRYPTION_MODE_NONE;
   EXPECT_EQ(ncclSetEncryption(&config), ncclSuccess) << ncclGetLastError(nullptr);
   LocalComms comms(2);
@@ -262,6 +269,11 @@ TEST(Encryption, BadConfigsAreInvalidArguments) {
   config = NCCL_ENCRYPTION_CONFIG_INITIALIZER;
   config.size = 16;
   expectInvalidArgument(ncclSetEncryption(&config), "ncclSetEncryption", "size");
+  config = NCCL_ENCRYPTION_CONFIG_INITIALIZER;
+  config.mode = NCCL_ENCRYPTION_MODE_PSK;
+  expectInvalidArgument(ncclSetEncryption(&config), "ncclSetEncryption", "psk");
+  config.psk = "0123456789abcdef0123456789abcde";  // 31 bytes: one short
+  expectInvalidArgument(ncclSetEncryption(&config), "ncclSetEncryption", "31 bytes");
 }
 
 }  // namespace

@@ -12,7 +12,11 @@
 #
 #   tests/netns/bench_net.sh [build-dir]          (default: build; needs root; 77 when it cannot run)
 #   env: BENCH_NET=Socket  BENCH_TCP_SECONDS=5  BENCH_TCP_STREAMS="1 4"  BENCH_PERF_ARGS="-n 10 -w 2"
-#        BENCH_ROUNDS=5
+#        BENCH_ROUNDS=5  BENCH_MODE=raw|psk
+#
+# BENCH_MODE=psk: the cost of encryption instead. Each round runs the same accl-perf all_reduce twice
+# in the same namespaces, in clear and then with ACCL_ENCRYPTION_PSK_FILE (TLS 1.3 on every TCP
+# connection), and the table gives both busbw figures and psk / plain, per round and their median.
 #
 # With 2 ranks an all-reduce of S bytes moves S bytes each way per rank (busbw = algbw), so busbw
 # is compared with the TCP rate of one direction while the other direction is busy too.
@@ -30,6 +34,54 @@ perf_args=${BENCH_PERF_ARGS:-"-n 10 -w 2"}
 rounds=${BENCH_ROUNDS:-5}
 log=$(mktemp "${TMPDIR:-/tmp}/accl-bench-net.XXXXXX")
 trap 'rm -f "$log"' EXIT
+
+if [ "${BENCH_MODE:-raw}" = psk ]; then
+  key=$(mktemp "${TMPDIR:-/tmp}/accl-bench-psk.XXXXXX")
+  trap 'rm -f "$log" "$key"' EXIT
+  head -c 48 /dev/urandom | base64 -w0 >"$key"
+  "$here/multihost.sh" -H 2 -P 1 -t 900 -- env NCCL_NET="$net" PERF="$perf" KEY="$key" PERF_ARGS="$perf_args" \
+    ROUNDS="$rounds" bash -c '
+      for round in $(seq 1 "$ROUNDS"); do
+        "$PERF" -C all_reduce -b 64M -e 256M -f 2 $PERF_ARGS | sed "s/^/round=$round mode=plain /"
+        [ "${PIPESTATUS[0]}" = 0 ] || exit 1
+        ACCL_ENCRYPTION_PSK_FILE="$KEY" "$PERF" -C all_reduce -b 64M -e 256M -f 2 $PERF_ARGS |
+          sed "s/^/round=$round mode=psk /"
+        [ "${PIPESTATUS[0]}" = 0 ] || exit 1
+      done' >"$log" 2>&1
+  status=$?
+  [ $status -eq 77 ] && { cat "$log"; exit 77; }
+  if [ $status -ne 0 ]; then cat "$log"; echo "$0: the run failed (status $status)" >&2; exit $status; fi
+  echo "# encryption cost, 2 namespace hosts x 1 rank, NCCL_NET=$net, nproc=$(nproc), $rounds round(s):"
+  echo "# all_reduce busbw (GB/s) in clear and with TLS 1.3 PSK (ACCL_ENCRYPTION_PSK_FILE), same run"
+  awk '
+    /^round=[0-9]+ mode=(plain|psk) +[0-9]+ / && NF >= 15 {
+      split($1, a, "="); k = a[2]; split($2, b, "="); m = b[2]; size = $3
+      oop[k, m, size] = $10; ip[k, m, size] = $14
+      if (!(size in seen)) { seen[size] = 1; sizes[++nsizes] = size }
+      if (k > rounds) rounds = k
+    }
+    function median(v, n,    i, j, t) {
+      for (i = 1; i <= n; i++) for (j = i + 1; j <= n; j++) if (v[j] < v[i]) { t = v[i]; v[i] = v[j]; v[j] = t }
+      return n % 2 ? v[(n + 1) / 2] : (v[n / 2] + v[n / 2 + 1]) / 2
+    }
+    END {
+      printf "%6s %12s %10s %10s %9s %9s %9s %9s\n", "round", "size(B)", "plain-oop", "psk-oop", "plain-ip", "psk-ip",
+             "oop-ratio", "ip-ratio"
+      for (s = 1; s <= nsizes; s++) {
+        size = sizes[s]; n = 0
+        for (k = 1; k <= rounds; k++) {
+          if (!((k, "plain", size) in oop) || !((k, "psk", size) in oop)) continue
+          ro = oop[k, "psk", size] / oop[k, "plain", size]; ri = ip[k, "psk", size] / ip[k, "plain", size]
+          printf "%6d %12s %10.2f %10.2f %9.2f %9.2f %9.2f %9.2f\n", k, size, oop[k, "plain", size],
+                 oop[k, "psk", size], ip[k, "plain", size], ip[k, "psk", size], ro, ri
+          n++; vo[n] = ro; vi[n] = ri
+        }
+        if (n) printf "%6s %12s %10s %10s %9s %9s %9.2f %9.2f\n", "median", size, "", "", "", "", median(vo, n), median(vi, n)
+      }
+      if (nsizes == 0) { print "no complete round in the log" > "/dev/stderr"; exit 1 }
+    }' "$log" || { cat "$log"; exit 1; }
+  exit 0
+fi
 
 # One command per rank, for each round: rank 0 serves tcp_bidir on host 0's address, rank 1
 # connects; then both run accl-perf (its process 0 prints the table). Every line a rank prints is

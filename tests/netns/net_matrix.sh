@@ -12,10 +12,17 @@
 #   * with -F: the command must fail by itself (a status other than 0, 77 and multihost.sh's
 #     deadline 124) and leave the -g lines (say,
 #     the error it must fail with); the -n / -N checks are skipped (connections may never form).
+#   * with -K: every rank gets ACCL_ENCRYPTION_PSK_FILE, a fresh random key in the run's directory
+#     (TLS 1.3 on every TCP connection between ranks);
+#   * with -C present|absent -c WIRE_CAPTURE: wire_capture runs in the switch namespace for the whole
+#     run and counts the bytes "ACCL-WIRE-MARK:" (net_matrix_rank crypt wire sends them) in every frame
+#     between the hosts: present = at least one frame holds them in clear, absent = none does (and at
+#     least 100 frames were seen). The ranks wait for the capture (ACCL_NM_CAPTURE_READY).
 # Each run gets a fresh directory in ACCL_NM_DIR (the fault time, the unique-id file) and
 # ACCL_NM_ID_FILE, removed afterwards.
 #
-#   tests/netns/net_matrix.sh [-H hosts] [-P ranks-per-host] [-t seconds] [-n | -N net] [-g regex [-m count]] [-F] -- command...
+#   tests/netns/net_matrix.sh [-H hosts] [-P ranks-per-host] [-t seconds] [-n | -N net] [-g regex [-m count]] [-F]
+#                             [-K] [-C present|absent -c wire_capture] -- command...
 #
 # Exit status: multihost.sh's (77 when namespaces cannot be made here: the test is skipped), or 1
 # when the run passed but a check above failed. With -F: 0 when the run failed as expected and
@@ -29,7 +36,10 @@ per_host=1
 min_matches=1
 want_net=""
 expect_fail=0
-while getopts "H:P:t:g:m:nN:F" opt; do
+psk=0
+capture=""
+capture_bin=""
+while getopts "H:P:t:g:m:nN:FKC:c:" opt; do
   case "$opt" in
     H | t) mh_args+=("-$opt" "$OPTARG") ;;
     P) mh_args+=("-P" "$OPTARG"); per_host=$OPTARG ;;
@@ -38,7 +48,10 @@ while getopts "H:P:t:g:m:nN:F" opt; do
     g) grep_re=$OPTARG ;;
     m) min_matches=$OPTARG ;;
     F) expect_fail=1 ;;
-    *) echo "usage: $0 [-H hosts] [-P ranks-per-host] [-t seconds] [-n | -N net] [-g regex [-m count]] [-F] -- command..." >&2; exit 2 ;;
+    K) psk=1 ;;
+    C) capture=$OPTARG ;;
+    c) capture_bin=$OPTARG ;;
+    *) echo "usage: $0 [-H hosts] [-P ranks-per-host] [-t seconds] [-n | -N net] [-g regex [-m count]] [-F] [-K] [-C present|absent -c wire_capture] -- command..." >&2; exit 2 ;;
   esac
 done
 shift $((OPTIND - 1))
@@ -50,11 +63,28 @@ shm_before=$(ls /dev/shm 2>/dev/null | grep -i accl | sort)
 trap 'rm -rf "$dir"' EXIT
 
 if [ $need_net -eq 1 ]; then export NCCL_DEBUG=INFO NCCL_DEBUG_SUBSYS=INIT; fi
+if [ $psk -eq 1 ]; then
+  (umask 077 && head -c 48 /dev/urandom | base64 -w0 >"$dir/psk") || exit 1
+  export ACCL_ENCRYPTION_PSK_FILE="$dir/psk"
+fi
+if [ -n "$capture" ]; then
+  case "$capture" in present | absent) ;; *) echo "$0: -C present|absent" >&2; exit 2 ;; esac
+  [ -x "$capture_bin" ] || { echo "$0: -C needs -c <wire_capture binary>" >&2; exit 2; }
+  export ACCL_NM_CAPTURE_READY="$dir/capture.ready"
+fi
 ACCL_NM_DIR="$dir" ACCL_NM_ID_FILE="$dir/unique_id" "$here/multihost.sh" "${mh_args[@]}" -- "$@" \
   >"$dir/out.log" 2>&1 &
 mh=$!
+cap=""
+if [ -n "$capture" ]; then
+  # The switch namespace appears once multihost.sh has begun; the ranks wait for capture.ready.
+  for _ in $(seq 1 200); do ip netns list 2>/dev/null | grep -q "^acclmh$mh-sw" && break; sleep 0.05; done
+  ip netns exec "acclmh$mh-sw" "$capture_bin" "ACCL-WIRE-MARK:" "$dir/capture.ready" "$dir/capture.txt" &
+  cap=$!
+fi
 wait "$mh"
 status=$?
+if [ -n "$cap" ]; then kill -TERM "$cap" 2>/dev/null; wait "$cap"; fi
 cat "$dir/out.log"
 [ $status -eq 77 ] && exit 77
 if [ $expect_fail -eq 1 ]; then need_net=0; want_net=""; fi
@@ -72,6 +102,14 @@ if [ -n "$procs" ]; then echo "$0: FAIL: processes of the run still alive: $proc
 shm_after=$(ls /dev/shm 2>/dev/null | grep -i accl | sort)
 new_shm=$(comm -13 <(echo "$shm_before") <(echo "$shm_after") | grep .)
 if [ -n "$new_shm" ]; then echo "$0: FAIL: new accl entries in /dev/shm: $new_shm" >&2; bad=1; fi
+if [ -n "$capture" ]; then
+  read -r frames _ hits <<<"$(tr '=' ' ' <"$dir/capture.txt" 2>/dev/null | awk '{print $2, $4, $6}')"
+  echo "$0: capture: ${frames:-?} frames between the hosts, ${hits:-?} holding the payload marker in clear (want $capture)"
+  if [ -z "${hits:-}" ] || [ "${frames:-0}" -lt 100 ]; then echo "$0: FAIL: the capture saw too little" >&2; bad=1
+  elif [ "$capture" = present ] && [ "$hits" -eq 0 ]; then echo "$0: FAIL: no payload in clear (the capture would miss a leak)" >&2; bad=1
+  elif [ "$capture" = absent ] && [ "$hits" -ne 0 ]; then echo "$0: FAIL: payload bytes travel in clear" >&2; bad=1
+  fi
+fi
 if [ -n "$grep_re" ]; then
   matches=$(grep -Ec "$grep_re" "$dir/out.log")
   echo "$0: $matches output lines match /$grep_re/ (at least $min_matches wanted)"

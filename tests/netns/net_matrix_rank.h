@@ -58,5 +58,6 @@ int runMatrixMode(const MhRank& me, const std::string& which);  // which: "all" 
 int runFaultMode(const MhRank& me, const std::string& kind);     // linkdown | qperror | kill
 int runAttackMode(const MhRank& me);
 int runZeroCopyMode(const MhRank& me);  // large steps sent from the user's buffers
+int runCryptMode(const MhRank& me, const std::string& kind);  // wire | key | missing | plaintext
 
 }  // namespace accl::test

@@ -11,6 +11,7 @@
 set(ACCL_COLL_DIR ${PROJECT_SOURCE_DIR}/tests/mp)
 add_executable(net_matrix_rank net_matrix_rank.cc net_matrix_cases.cc net_fault_rank.cc net_wire_attacker.cc
                                net_zero_copy_rank.cc
+                               net_crypt_rank.cc
                                ${ACCL_COLL_DIR}/collective_types.cc ${ACCL_COLL_DIR}/collective_expect.cc
                                ${ACCL_COLL_DIR}/collective_call.cc ${ACCL_COLL_DIR}/collective_runner.cc)
 target_include_directories(net_matrix_rank PRIVATE ${PROJECT_SOURCE_DIR}/tests)
@@ -133,3 +134,36 @@ if(ACCL_CUDA_RUNTIME STREQUAL "shared" AND TARGET accl-vgpu AND ACCL_BUILD_BENCH
   endif()
   add_dependencies(net_matrix_rank accl-vgpu accl-perf)
 endif()
+
+# Issue 21, encryption (ACCL_ENCRYPTION_PSK_FILE from -K: TLS 1.3 on every TCP connection):
+#   NetCrypt.Socket.Matrix.H2P2  the covering matrix, encrypted
+#   NetCrypt.Socket.Wire.Psk     the marker all-gathers, correct, and never in clear on the wire
+#   NetCrypt.Socket.Wire.Clear   the same without a key: the capture finds the marker (it can fail)
+#   NetCrypt.Socket.<fault>      another key / no key file / a plaintext rank: every rank fails init
+#                                with a message (the faulty one's is grepped), within the bound
+add_executable(wire_capture wire_capture.cc)
+add_dependencies(net_matrix_rank wire_capture)
+# Data sockets forced on (2 threads x 2 sockets): the wire test covers them, not only the control socket.
+set(ACCL_NM_CRYPT_ENV NCCL_NET=Socket ACCL_BOOTSTRAP_TIMEOUT_MS=5000 NCCL_SOCKET_NTHREADS=2 NCCL_NSOCKS_PERTHREAD=2)
+accl_net_matrix_test(NetCrypt.Socket.Matrix.H2P2 Socket 2 2 -K -- env ${ACCL_NM_ENV_Socket}
+                     $<TARGET_FILE:net_matrix_rank> matrix)
+accl_net_matrix_test(NetCrypt.Socket.Wire.Psk Socket 2 2 -K -C absent -c $<TARGET_FILE:wire_capture> -g
+                     "allgather of .* correct" -m 8 -- env ${ACCL_NM_CRYPT_ENV} $<TARGET_FILE:net_matrix_rank> crypt wire)
+accl_net_matrix_test(NetCrypt.Socket.Wire.Clear Socket 2 2 -C present -c $<TARGET_FILE:wire_capture> -g
+                     "allgather of .* correct" -m 8 -- env ${ACCL_NM_CRYPT_ENV} $<TARGET_FILE:net_matrix_rank> crypt wire)
+# The faulty rank names its problem; with another key or a plaintext rank, the healthy rank's
+# timeout also says why the rank never arrived (-m 2: both lines).
+set(re_key "init failed .*key differs")
+set(m_key 2)
+set(re_missing "faulty init failed .*ACCL_ENCRYPTION_PSK_FILE=/nonexistent")
+set(m_missing 1)
+set(re_plaintext "init failed .*(requires encryption|without encryption)")
+set(m_plaintext 2)
+foreach(fault key missing plaintext)
+  # No -N: init fails, so no connection is ever logged.
+  add_test(NAME NetCrypt.Socket.Fault.${fault} COMMAND ${ACCL_NM_RUN} -H 2 -P 1 -t 100 -K -g "${re_${fault}}"
+           -m ${m_${fault}} -- env
+           ${ACCL_NM_CRYPT_ENV} $<TARGET_FILE:net_matrix_rank> crypt ${fault})
+  set_tests_properties(NetCrypt.Socket.Fault.${fault} PROPERTIES LABELS netns TIMEOUT 150 SKIP_RETURN_CODE 77
+                       RESOURCE_LOCK cpu_heavy)
+endforeach()

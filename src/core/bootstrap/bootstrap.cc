@@ -72,6 +72,7 @@ ncclResult_t Bootstrap::create(const ncclUniqueId* ids, int nIds, const Bootstra
     return fail(ncclInvalidArgument,
                 "ncclCommInitRankScalable: nId %d is invalid (must be in [1, nranks=%d])", nIds,
                 options.nranks);
+  ACCL_CHECK(requireLibcrypto("ncclCommInitRank"));
   std::unique_ptr<Bootstrap> b(new Bootstrap());
   b->rank_ = options.rank;
   b->nranks_ = options.nranks;
@@ -241,9 +242,12 @@ ncclResult_t Bootstrap::progressIncoming(const SocketWait& wait, int waitedPeer,
     if (wait.expired()) return ncclSuccess;
     fds.clear();
     owners.clear();
+    // Decrypted bytes already in a TLS session show nowhere on its fd: a poll that must not sleep.
+    bool buffered = false;
     for (int p = 0; p < nranks_; ++p) {
       if (!incoming_[p].valid()) continue;
-      fds.push_back(pollfd{incoming_[p].fd(), POLLIN, 0});
+      buffered = buffered || incoming_[p].hasBuffered();
+      fds.push_back(pollfd{incoming_[p].fd(), incoming_[p].pollEvents(POLLIN), 0});
       owners.push_back(p);
     }
     // The listener and the handshakes in progress go last: filing a peer may replace an incoming
@@ -252,7 +256,7 @@ ncclResult_t Bootstrap::progressIncoming(const SocketWait& wait, int waitedPeer,
     acceptor_.pollFds(&fds);
     owners.resize(fds.size(), -1);
     int64_t left = wait.remainingMs();
-    int n = ::poll(fds.data(), fds.size(), static_cast<int>(left < 0 || left > 100 ? 100 : left));
+    int n = ::poll(fds.data(), fds.size(), buffered ? 0 : static_cast<int>(left < 0 || left > 100 ? 100 : left));
     if (n < 0 && errno == EINTR) continue;
     if (n < 0) {
       int err = errno;
@@ -268,9 +272,9 @@ ncclResult_t Bootstrap::progressIncoming(const SocketWait& wait, int waitedPeer,
     }
     if (wait.aborted()) return abortedError(rank_, wait.what);
     if (*progressed) return ncclSuccess;  // the connections polled above may have been replaced
-    if (n == 0) continue;
+    if (n == 0 && !buffered) continue;
     for (size_t i = 0; i < firstAcceptorFd; ++i) {
-      if (!fds[i].revents) continue;
+      if (!fds[i].revents && !(buffered && incoming_[owners[i]].hasBuffered())) continue;
       int owner = owners[i];
       if (owner < 0) {
         continue;

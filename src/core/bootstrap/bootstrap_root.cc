@@ -131,7 +131,10 @@ class RootServer {
     else
       snprintf(buf, sizeof(buf), "bootstrap: timed out after %lld ms waiting for %zu of %d ranks",
                static_cast<long long>(timeoutMs_), missing.size(), nranks_);
-    return std::string(buf) + " (missing: " + rankList(missing) + ")";
+    std::string text = std::string(buf) + " (missing: " + rankList(missing) + ")";
+    if (!acceptor_.lastTlsFailure().empty())
+      text += "; a connection to the root failed its encryption: " + acceptor_.lastTlsFailure();
+    return text;
   }
 
   void handleJoin(Socket conn, const JoinRequest& req) {
@@ -309,7 +312,7 @@ class RootServer {
   // Returns true when the request is finished (handled or rejected).
   bool advanceRequest(Request& r, int64_t now) {
     while (r.have < r.need) {
-      ssize_t n = ::recv(r.conn.fd(), r.buf.get() + r.have, r.need - r.have, MSG_DONTWAIT);
+      ssize_t n = r.conn.recvSome(r.buf.get() + r.have, r.need - r.have);
       if (n > 0) {
         r.have += static_cast<size_t>(n);
         if (r.have == sizeof(WireHeader) && r.need == sizeof(WireHeader)) {
@@ -523,6 +526,7 @@ class RootServer {
 }  // namespace
 
 ncclResult_t startBootstrapRoot(Socket listener, const SocketKey& key, int64_t idleTimeoutMs) {
+  ACCL_CHECK(requireLibcrypto("the bootstrap root"));
   if (idleTimeoutMs < 0) idleTimeoutMs = paramInt("ACCL_BOOTSTRAP_TIMEOUT_MS");
   if (idleTimeoutMs <= 0) idleTimeoutMs = 120000;
   auto server = std::make_unique<RootServer>(std::move(listener), key, idleTimeoutMs);

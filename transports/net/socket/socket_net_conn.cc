@@ -66,7 +66,7 @@ void SocketNetConn::ioError(const char* op, long n, int err, size_t done, size_t
              op, peerText_.c_str(), done, total);
   else
     setError(socketErrorCode(err), "NET/Socket: %s %s failed: %s (control socket, %zu of %zu bytes)", op,
-             peerText_.c_str(), strerror(err), done, total);
+             peerText_.c_str(), ctrl_.ioErrorText(err).c_str(), done, total);
 }
 
 ncclResult_t SocketNetConn::post(std::unique_ptr<SocketNetRequest> r, NetRequest** request) {
@@ -147,10 +147,7 @@ void SocketNetConn::progressSend() {
       } else {
         iov[n++] = iovec{r->data + (r->ctrlBytes - hdr), total - r->ctrlBytes};
       }
-      msghdr m{};
-      m.msg_iov = iov;
-      m.msg_iovlen = n;
-      ssize_t k = ::sendmsg(ctrl_.fd(), &m, MSG_DONTWAIT | MSG_NOSIGNAL);
+      ssize_t k = ctrl_.sendSomeV(iov, n);
       if (k > 0) {
         r->ctrlBytes += static_cast<size_t>(k);
         continue;
@@ -176,7 +173,7 @@ void SocketNetConn::progressRecv() {
       char* dst = r->ctrlBytes < hdr ? reinterpret_cast<char*>(&r->header) + r->ctrlBytes
                                      : r->data + (r->ctrlBytes - hdr);
       size_t want = r->ctrlBytes < hdr ? hdr - r->ctrlBytes : total - r->ctrlBytes;
-      ssize_t k = ::recv(ctrl_.fd(), dst, want, MSG_DONTWAIT);
+      ssize_t k = ctrl_.recvSome(dst, want);
       if (k > 0) {
         r->ctrlBytes += static_cast<size_t>(k);
         if (r->ctrlBytes == hdr && !r->headerDone) {

@@ -89,7 +89,7 @@ void SocketNetListen::acceptWaiting() {
 
 bool SocketNetListen::advance(Pending& p, int64_t now) {
   while (p.have < kHelloBytes) {
-    ssize_t n = ::recv(p.sock.fd(), p.hello + p.have, kHelloBytes - p.have, MSG_DONTWAIT);
+    ssize_t n = p.sock.recvSome(p.hello + p.have, kHelloBytes - p.have);
     if (n > 0) {
       size_t before = p.have;
       p.have += static_cast<size_t>(n);

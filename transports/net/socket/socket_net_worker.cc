@@ -78,10 +78,10 @@ bool DataWorker::progress(Lane& lane, DataTask& task, bool* finished) {
     return true;
   }
   bool moved = false;
-  const int fd = lane.sock->fd();
+  Socket& sock = *lane.sock;
   while (task.done < task.bytes) {
-    ssize_t n = sending_ ? ::send(fd, task.data + task.done, task.bytes - task.done, MSG_DONTWAIT | MSG_NOSIGNAL)
-                         : ::recv(fd, task.data + task.done, task.bytes - task.done, MSG_DONTWAIT);
+    ssize_t n = sending_ ? sock.sendSome(task.data + task.done, task.bytes - task.done)
+                         : sock.recvSome(task.data + task.done, task.bytes - task.done);
     if (n > 0) {
       task.done += static_cast<size_t>(n);
       moved = true;
@@ -94,7 +94,7 @@ bool DataWorker::progress(Lane& lane, DataTask& task, bool* finished) {
     snprintf(text, sizeof(text),
              "NET/Socket: %s %s: %s after %zu of %zu bytes of a message piece (data socket)",
              sending_ ? "send to" : "recv from", what_.c_str(),
-             n == 0 ? "connection closed by the peer" : strerror(err), task.done, task.bytes);
+             n == 0 ? "connection closed by the peer" : sock.ioErrorText(err).c_str(), task.done, task.bytes);
     status_->set(n == 0 ? ncclRemoteError : socketErrorCode(err), text);
     lane.broken = true;
     *finished = true;
@@ -121,7 +121,7 @@ void DataWorker::run() {
       if (finished) {
         finish(lane);
       } else {
-        fds.push_back(pollfd{lane.sock->fd(), static_cast<short>(sending_ ? POLLOUT : POLLIN), 0});
+        fds.push_back(pollfd{lane.sock->fd(), lane.sock->pollEvents(static_cast<short>(sending_ ? POLLOUT : POLLIN)), 0});
       }
     }
     if (progressed) continue;
