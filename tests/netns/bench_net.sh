@@ -34,6 +34,12 @@ perf_args=${BENCH_PERF_ARGS:-"-n 10 -w 2"}
 rounds=${BENCH_ROUNDS:-5}
 log=$(mktemp "${TMPDIR:-/tmp}/accl-bench-net.XXXXXX")
 trap 'rm -f "$log"' EXIT
+# The median of v[1..n] (sorts v), for the tables' median rows.
+awk_median='function median(v, n,    i, j, t) {
+  for (i = 1; i <= n; i++) for (j = i + 1; j <= n; j++) if (v[j] < v[i]) { t = v[i]; v[i] = v[j]; v[j] = t }
+  return n % 2 ? v[(n + 1) / 2] : (v[n / 2] + v[n / 2 + 1]) / 2
+}
+'
 
 if [ "${BENCH_MODE:-raw}" = psk ]; then
   key=$(mktemp "${TMPDIR:-/tmp}/accl-bench-psk.XXXXXX")
@@ -53,16 +59,12 @@ if [ "${BENCH_MODE:-raw}" = psk ]; then
   if [ $status -ne 0 ]; then cat "$log"; echo "$0: the run failed (status $status)" >&2; exit $status; fi
   echo "# encryption cost, 2 namespace hosts x 1 rank, NCCL_NET=$net, nproc=$(nproc), $rounds round(s):"
   echo "# all_reduce busbw (GB/s) in clear and with TLS 1.3 PSK (ACCL_ENCRYPTION_PSK_FILE), same run"
-  awk '
+  awk "$awk_median"'
     /^round=[0-9]+ mode=(plain|psk) +[0-9]+ / && NF >= 15 {
       split($1, a, "="); k = a[2]; split($2, b, "="); m = b[2]; size = $3
       oop[k, m, size] = $10; ip[k, m, size] = $14
       if (!(size in seen)) { seen[size] = 1; sizes[++nsizes] = size }
       if (k > rounds) rounds = k
-    }
-    function median(v, n,    i, j, t) {
-      for (i = 1; i <= n; i++) for (j = i + 1; j <= n; j++) if (v[j] < v[i]) { t = v[i]; v[i] = v[j]; v[j] = t }
-      return n % 2 ? v[(n + 1) / 2] : (v[n / 2] + v[n / 2 + 1]) / 2
     }
     END {
       printf "%6s %12s %10s %10s %9s %9s %9s %9s\n", "round", "size(B)", "plain-oop", "psk-oop", "plain-ip", "psk-ip",
@@ -111,7 +113,7 @@ echo "# raw1 / raw (per round): the slower direction with both directions busy, 
 echo "# each way (iperf3 --bidir's default) / the best over stream counts ($streams); ratios = busbw / that"
 echo "# round's raw1 or raw. Per size, the median row: oop/raw1 compares with iperf3 --bidir as it runs"
 echo "# by default; oop/raw and ip/raw with the best raw rate seen (the stricter figure)."
-awk '
+awk "$awk_median"'
   /^round=[0-9]+ tcp_bidir / {
     split($1, a, "="); k = a[2]
     for (i = 2; i <= NF; i++) { if ($i == "GB/s") r = $(i - 1); if ($i == "streams") n = $(i - 1) }
@@ -124,10 +126,6 @@ awk '
     oop[k, size] = $9; ip[k, size] = $13
     if (!(size in seen)) { seen[size] = 1; sizes[++nsizes] = size }
     if (k > rounds) rounds = k
-  }
-  function median(v, n,    i, j, t) {
-    for (i = 1; i <= n; i++) for (j = i + 1; j <= n; j++) if (v[j] < v[i]) { t = v[i]; v[i] = v[j]; v[j] = t }
-    return n % 2 ? v[(n + 1) / 2] : (v[n / 2] + v[n / 2 + 1]) / 2
   }
   END {
     for (key in slow) if (ends[key] == 2) {
