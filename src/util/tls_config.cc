@@ -1,6 +1,8 @@
 // The process's encryption setting and the TLS 1.3 PSK contexts (see tls_config.h).
 #include "util/tls_config.h"
 
+#include <pthread.h>
+
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
@@ -89,9 +91,21 @@ struct Setting {
   std::shared_ptr<const TlsContext> tls;
 };
 
-Setting& setting() {
-  static Setting* s = new Setting();
-  return *s;
+// Fork safety: a forked rank must not inherit this state half-taken. The bootstrap root is a
+// thread of the process that made the unique id, and it reads the setting as connections arrive,
+// which is while that process may be forking its ranks (the test launcher, a job that forks
+// workers). So: no lazily constructed static (its init guard, taken by the root thread at the
+// fork, stayed taken in the child: seen as ranks stuck in __cxa_guard_acquire), the object is
+// constant-initialized; and fork() waits for the mutex (pthread_atfork), so the child starts with
+// it free.
+constinit Setting gSetting;
+
+Setting& setting() { return gSetting; }
+
+void lockBeforeFork() { gSetting.mutex.lock(); }
+void unlockAfterFork() { gSetting.mutex.unlock(); }
+__attribute__((constructor)) void registerForkHandlers() {
+  pthread_atfork(lockBeforeFork, unlockAfterFork, unlockAfterFork);
 }
 
 void cleanse(void* p, size_t bytes) {
