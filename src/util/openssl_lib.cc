@@ -134,8 +134,21 @@ const SslLib* sslLib(const char** whyOut) {
 }
 
 // libcrypto is opened when the library is loaded (every bootstrap needs it), so that a process that
-// forks its ranks never runs dlopen in a child whose parent had other threads at the fork.
-__attribute__((constructor)) static void openLibcryptoAtLoad() { (void)cryptoLib(nullptr); }
+// forks its ranks never runs dlopen in a child whose parent had other threads at the fork. It is
+// also used once here, before any thread exists: OpenSSL 3's first HMAC and SHA-256 fetch their
+// algorithms into its method store under a write lock, and a process that forks ranks while its
+// bootstrap root thread is inside that first call leaves the lock taken in the child, which then
+// hangs in its own first HMAC (seen: forked ranks that never answered the root's challenge). Later
+// calls find the algorithms cached and take the store's lock for reading only.
+__attribute__((constructor)) static void openLibcryptoAtLoad() {
+  const CryptoLib* c = cryptoLib(nullptr);
+  if (!c) return;  // reported when a bootstrap needs it
+  unsigned char out[32];
+  unsigned int len = 0;
+  const unsigned char data[1] = {0};
+  (void)c->HMAC(c->EVP_sha256(), data, 1, data, 1, out, &len);
+  (void)c->SHA256(data, 1, out);
+}
 
 void takeOpensslErrors(char* out, size_t bytes) {
   if (bytes == 0) return;
