@@ -14,10 +14,10 @@ log=${ACCL_DEPS_LOG:-/tmp/accl-install-deps.log}
 
 # package|command that shows it is there (empty: ask dpkg)|why
 main=("cmake|cmake|configure" "ninja-build|ninja|build" "g++|g++|compile" "pkg-config|pkg-config|find hwloc"
-      "libhwloc-dev||topology discovery" "libhwloc-plugins||hwloc's PCI discovery" "ccache|ccache|reuse compiled objects")
+      "libhwloc-dev||topology discovery" "libhwloc-plugins||hwloc's PCI discovery" "ccache|ccache|reuse compiled objects"
+      "libssl3||OpenSSL 3, dlopen'd: every bootstrap's HMAC (libcrypto); encryption (libssl)")
 test=("libgtest-dev||GoogleTest suites" "libbenchmark-dev||bench/micro" "libibverbs-dev||verbs transport + tests"
-      "iproute2|ip|netns tests" "binutils|nm|ABI export tests" "graphviz|dot|accl-topo --png test"
-      "libssl3||OpenSSL 3, dlopen'd: bootstrap HMAC (libcrypto), encryption tests (libssl)")
+      "iproute2|ip|netns tests" "binutils|nm|ABI export tests" "graphviz|dot|accl-topo --png test")
 fuzz=("clang|clang++|libFuzzer" "libclang-rt-dev||libFuzzer runtime")
 case "$job" in
   main) wanted=("${main[@]}") ;;
