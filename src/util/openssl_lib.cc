@@ -140,9 +140,20 @@ const SslLib* sslLib(const char** whyOut) {
 // bootstrap root thread is inside that first call leaves the lock taken in the child, which then
 // hangs in its own first HMAC (seen: forked ranks that never answered the root's challenge). Later
 // calls find the algorithms cached and take the store's lock for reading only.
+//
+// OpenSSL's own exit-time cleanup is turned off first (OPENSSL_INIT_NO_ATEXIT): it frees the
+// library's globals while threads of ours (a bootstrap root serving a late connection) may still
+// be inside HMAC, which crashed such a thread at process exit under ASan. The memory stays for the
+// process's end, as accl's other process-wide state does.
 __attribute__((constructor)) static void openLibcryptoAtLoad() {
   const CryptoLib* c = cryptoLib(nullptr);
   if (!c) return;  // reported when a bootstrap needs it
+  constexpr uint64_t kInitNoAtExit = 0x00080000;  // OPENSSL_INIT_NO_ATEXIT (OpenSSL 3.0+)
+  if (void* h = dlopen("libcrypto.so.3", RTLD_NOW | RTLD_LOCAL | RTLD_NOLOAD)) {
+    using InitFn = int (*)(uint64_t opts, const void* settings);
+    if (auto init = reinterpret_cast<InitFn>(dlsym(h, "OPENSSL_init_crypto"))) (void)init(kInitNoAtExit, nullptr);
+    dlclose(h);  // the handle cryptoLib() holds keeps the library loaded
+  }
   unsigned char out[32];
   unsigned int len = 0;
   const unsigned char data[1] = {0};
