@@ -57,8 +57,7 @@ CudaBackend::~CudaBackend() {
     freeMapped(f.spill);
     // The communicator's profiler outlives its backend (CommEngine), so the launch's KernelCh
     // events still go out; an aborted item has no end time (kernel_ch_events.h).
-    if (f.itemTimes.host && view_.facts().profiler)
-      emitKernelChEvents(*view_.facts().profiler, *f.plan, static_cast<const uint64_t*>(f.itemTimes.host));
+    emitKernelCh(f);
     freeMapped(f.itemTimes);
     view_.recycle(std::move(f.plan));
   }
@@ -539,6 +538,11 @@ ncclResult_t CudaBackend::launch(std::unique_ptr<Plan> plan) {
   return ncclSuccess;
 }
 
+void CudaBackend::emitKernelCh(const InFlight& f) {
+  if (f.itemTimes.host && view_.facts().profiler)
+    emitKernelChEvents(*view_.facts().profiler, *f.plan, static_cast<const uint64_t*>(f.itemTimes.host));
+}
+
 ncclResult_t CudaBackend::reap() {
   std::lock_guard<std::mutex> lock(mutex_);
   while (!inFlight_.empty()) {
@@ -549,11 +553,8 @@ ncclResult_t CudaBackend::reap() {
     cuda::launchReaped(f.done);
     freeEvents_.push_back(f.done);
     if (f.spill.host) freeSpills_.push_back(f.spill);
-    if (f.itemTimes.host) {
-      if (view_.facts().profiler)
-        emitKernelChEvents(*view_.facts().profiler, *f.plan, static_cast<const uint64_t*>(f.itemTimes.host));
-      freeSpills_.push_back(f.itemTimes);
-    }
+    emitKernelCh(f);
+    if (f.itemTimes.host) freeSpills_.push_back(f.itemTimes);
     view_.recycle(std::move(f.plan));
     inFlight_.pop_front();
   }

@@ -105,6 +105,8 @@ class CudaBackend final : public CommBackend {
 
   ncclResult_t allocMapped(size_t bytes, Mapped* out);
   void freeMapped(Mapped& m);
+  // Turns an ended launch's item stamps into KernelCh events (kernel_ch_events.h), if it has them.
+  void emitKernelCh(const InFlight& f);
   // The device end of a connection of `channel` (created once; its step lives on).
   ncclResult_t deviceConn(int channel, int peer, bool isSend, PrimsConn** out);
   ncclResult_t publishChannel(int channel);
