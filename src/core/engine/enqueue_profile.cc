@@ -104,7 +104,7 @@ void* profStartColl(const LaunchEvents& l, void* api, const CollCall& c, uint32_
   e.protoIndex = static_cast<uint8_t>(choice.proto);
   e.op = op;
   e.trafficBytes = trafficBytes;
-  e.userTag = userTag;
+  e.d.coll.userTag = userTag;
   return l.prof->start(e);
 }
 
