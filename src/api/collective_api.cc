@@ -23,6 +23,7 @@ ncclResult_t p2p(const char* name, bool isSend, const void* sendbuff, void* recv
   call.minChannels = cfg.minChannels;
   call.maxChannels = cfg.maxChannels;
   call.stream = stream;
+  call.profilerTag = cfg.profilerTag;
   return enqueueP2p(comm, call);
 }
 

@@ -42,7 +42,11 @@ std::unique_ptr<CommProfiler> CommProfiler::create(const std::string& spec, cons
   }
   p->ctx_ = ctx;
   p->initialized_ = true;
-  p->mask_ = static_cast<uint64_t>(static_cast<uint32_t>(mask)) & eventsKnownTo(p->plugin_->version());
+  p->mask_ = effectiveMask(p->plugin_->version(), mask);
+  if ((p->mask_ & kKernelPhase) && !(static_cast<uint32_t>(mask) & kKernelCh))
+    ACCL_INFO(ACCL_LOG_INIT | ACCL_LOG_PROFILE,
+              "profiler plugin %s: KernelCh events enabled implicitly (KernelPhase asked for, which needs them)",
+              p->plugin_->name());
   ACCL_INFO(ACCL_LOG_INIT | ACCL_LOG_PROFILE, "profiler plugin %s (v%d): rank %d event mask 0x%llx",
             p->plugin_->name(), p->plugin_->version(), info.rank, static_cast<unsigned long long>(p->mask_));
   return p;

@@ -8,7 +8,9 @@
 //
 // Which events are started: those in the activation mask, and the ancestors of those (a KernelCh
 // event needs its Coll, which needs its CollApi ...), as NCCL does, so every event a plugin
-// receives has its parent. The kTree* masks below say which types make an event needed.
+// receives has its parent. The kTree* masks below say which types make an event needed. A v7
+// plugin asking for KernelPhase gets KernelCh too (effectiveMask), as in NCCL; accl itself
+// emits no KernelPhase events (they belong to symmetric kernels, which accl does not have).
 //
 // Errors: init failing means no profiler for this communicator (a warning). Any other call that
 // returns an error disables the plugin for this communicator with one warning; events not yet
@@ -25,7 +27,7 @@
 
 namespace accl::prof {
 
-inline constexpr uint64_t kTreeBelowTask = kProxyOp | kProxyStep | kKernelCh | kNetPlugin;
+inline constexpr uint64_t kTreeBelowTask = kProxyOp | kProxyStep | kKernelCh | kKernelPhase | kNetPlugin;
 inline constexpr uint64_t kTreeColl = kColl | kTreeBelowTask;
 inline constexpr uint64_t kTreeP2p = kP2p | kTreeBelowTask;
 inline constexpr uint64_t kTreeGroup = kGroup | kColl | kP2p | kTreeBelowTask;

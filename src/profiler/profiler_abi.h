@@ -1,5 +1,5 @@
 // The binary interface of NCCL profiler plugins (the structs a libnccl-profiler*.so exports as
-// ncclProfiler_v1 ... ncclProfiler_v6), declared in accl's own names. Only the layout has to
+// ncclProfiler_v1 ... ncclProfiler_v7), declared in accl's own names. Only the layout has to
 // match NCCL's: field order, types and sizes (checked below for LP64 and in
 // tests/unit/profiler_abi_test.cc); a plugin built against NCCL's headers loads unchanged.
 //
@@ -17,8 +17,13 @@
 //              takes the communicator id before the mask.
 //   v6 [2.29]  v5 plus the descriptors of copy-engine collectives (ceColl, ceCollSync,
 //              ceCollBatch), which accl never emits; same state args and init.
-// accl's own event source speaks v6 (ProfDescrV6); profiler_adapters.cc turns that into the
-// older descriptors.
+//   v7 [2.31]  every API and task event (collApi, p2pApi, coll, p2p, ceColl) ends with the
+//              caller's userTag (ncclCollConfig_t.userProfilerTag, 0 = untagged); coll also
+//              names the kernel variant and says whether it was a symmetric kernel; a new
+//              KernelPhase event (a phase of a symmetric kernel on one channel, stopped with
+//              the KernelPhaseStop state and kernelCh.pTimer in the state args). Same init.
+// accl's own event source speaks v7 (ProfDescrV7); profiler_adapters.cc turns that into the
+// older descriptors. Each v7 member starts with its v6 layout: new fields only come after.
 #pragma once
 
 #include <sys/types.h>
@@ -47,6 +52,7 @@ enum EventType : uint64_t {
   kCeColl = 1u << 12,       // v6 copy-engine events: declared, never emitted by accl
   kCeSync = 1u << 13,
   kCeBatch = 1u << 14,
+  kKernelPhase = 1u << 15,  // v7: a phase of a symmetric kernel (NCCL's only); accl emits none
 };
 inline constexpr int kAllEventsV5 = (1 << 12) - 1;  // 4095: every event a v5 plugin can ask for
 
@@ -77,6 +83,13 @@ enum EventState : int {
   kKernelChStop = 22,
   kGroupStartApiStop = 23,  // ncclGroupStart's part of a GroupApi event is over
   kGroupEndApiStart = 24,   // ncclGroupEnd began
+  kCeCollStart = 25,        // 25..30: v6 copy-engine states (accl emits no copy-engine events)
+  kCeCollComplete = 26,
+  kCeSyncStart = 27,
+  kCeSyncComplete = 28,
+  kCeBatchStart = 29,
+  kCeBatchComplete = 30,
+  kKernelPhaseStop = 31,    // v7: a KernelPhase ended (its time in kernelCh.pTimer)
 };
 
 // The logger handed to v4+ init: level as ncclDebugLogLevel, flags are subsystem bits.
@@ -103,7 +116,7 @@ struct KernelChDescr {
   uint64_t pTimer;  // start time in the kernel's clock (accl: ns of CLOCK_MONOTONIC)
 };
 
-// --- v5 / v6: accl's own event source speaks v6 ---
+// --- v5 / v6 ---
 struct ProfDescrV6 {
   uint64_t type;    // one EventType
   void* parentObj;  // the parent event's handle (null for roots)
@@ -200,6 +213,92 @@ union ProfStateArgsV5 {
     uint64_t pTimer;  // stop time in the kernel's clock
   } kernelCh;
 };
+
+// --- v7: accl's own event source speaks v7 ---
+// Unchanged members are v6's own types; the changed ones repeat v6's fields and append.
+struct ProfDescrV7 {
+  uint64_t type;
+  void* parentObj;
+  int rank;
+  union {
+    decltype(ProfDescrV6::groupApi) groupApi;
+    struct {
+      const char* func;
+      size_t count;
+      const char* datatype;
+      int root;
+      void* stream;
+      bool graphCaptured;
+      uint64_t userTag;  // ncclCollConfig_t.userProfilerTag of the call; 0: untagged
+    } collApi;
+    struct {
+      const char* func;
+      size_t count;
+      const char* datatype;
+      void* stream;
+      bool graphCaptured;
+      uint64_t userTag;
+    } p2pApi;
+    decltype(ProfDescrV6::kernelLaunch) kernelLaunch;
+    struct {
+      uint64_t seqNumber;
+      const char* func;
+      const void* sendBuff;
+      void* recvBuff;
+      size_t count;
+      int root;
+      const char* datatype;
+      uint8_t nChannels;
+      uint8_t nWarps;
+      const char* algo;
+      const char* proto;
+      void* parentGroup;
+      const char* kernelVariant;  // NCCL: the symmetric kernel's name, null otherwise
+      bool isSymColl;             // ran as a symmetric kernel (never in accl)
+      uint64_t userTag;
+    } coll;
+    struct {
+      const char* func;
+      void* buff;
+      const char* datatype;
+      size_t count;
+      int peer;
+      uint8_t nChannels;
+      void* parentGroup;
+      uint64_t userTag;
+    } p2p;
+    ProxyOpDescr proxyOp;
+    ProxyStepDescr proxyStep;
+    KernelChDescr kernelCh;
+    NetPluginDescr netPlugin;
+    struct {  // never emitted by accl
+      uint64_t seqNumber;
+      const char* func;
+      const void* sendBuff;
+      void* recvBuff;
+      size_t count;
+      int root;
+      const char* datatype;
+      const char* syncStrategy;
+      bool intraBatchSync;
+      uint32_t batchSize;
+      uint32_t numBatches;
+      uint32_t ceSeqNum;
+      void* stream;
+      uint64_t userTag;
+    } ceColl;
+    decltype(ProfDescrV6::ceCollSync) ceCollSync;
+    decltype(ProfDescrV6::ceCollBatch) ceCollBatch;
+    struct {  // never emitted by accl (NCCL: symmetric kernels only)
+      uint8_t channelId;
+      uint8_t phaseId;        // 0 initial sync, 1 compute, 2 final sync
+      const char* phaseName;  // "initial_sync", "compute", "final_sync"
+      uint64_t pTimer;        // start, in the kernel's clock
+    } kernelPhase;
+  };
+};
+// v7's state arguments are v5's: a KernelPhase stop carries its time in kernelCh.pTimer.
+using ProfStateArgsV7 = ProfStateArgsV5;
 
 // v5 descriptor: v6 without the copy-engine members (same size: ceColl is no larger than coll).
 struct ProfDescrV5 {
@@ -367,7 +466,7 @@ union ProfStateArgsV1 {
   } proxyCtrl;
 };
 
-// The exported tables. Versions 1-3 share one init; 4 adds the communicator's facts; 5 and 6
+// The exported tables. Versions 1-3 share one init; 4 adds the communicator's facts; 5 - 7
 // put the communicator id before the mask.
 template <class Descr, class StateArgs>
 struct ProfilerTableOldInit {
@@ -404,12 +503,37 @@ struct ProfilerTableIdInit {
 };
 using ProfilerV5 = ProfilerTableIdInit<ProfDescrV5>;
 using ProfilerV6 = ProfilerTableIdInit<ProfDescrV6>;
+using ProfilerV7 = ProfilerTableIdInit<ProfDescrV7>;
 
-inline constexpr const char* kProfilerSymbols[] = {"ncclProfiler_v6", "ncclProfiler_v5", "ncclProfiler_v4",
-                                                   "ncclProfiler_v3", "ncclProfiler_v2", "ncclProfiler_v1"};
+// Newest first: the loader takes the first one a library exports.
+inline constexpr int kNewestProfilerVersion = 7;
+inline constexpr const char* kProfilerSymbols[] = {"ncclProfiler_v7", "ncclProfiler_v6", "ncclProfiler_v5",
+                                                   "ncclProfiler_v4", "ncclProfiler_v3", "ncclProfiler_v2",
+                                                   "ncclProfiler_v1"};
 
 // NCCL's layouts on LP64 (x86-64, aarch64): sizes and the offsets a wrong declaration would move.
 #if defined(__LP64__)
+// v7 (by hand from the C rules: the union at 24, 8-byte members on 8-byte boundaries; each
+// member keeps v6's offsets, then its new fields).
+static_assert(sizeof(ProfDescrV7) == 136 && offsetof(ProfDescrV7, groupApi) == 24, "v7 descriptor");
+static_assert(offsetof(ProfDescrV7, collApi.graphCaptured) == 24 + 40 &&
+                  offsetof(ProfDescrV7, collApi.userTag) == 24 + 48,
+              "v7 collApi");
+static_assert(offsetof(ProfDescrV7, p2pApi.graphCaptured) == 24 + 32 &&
+                  offsetof(ProfDescrV7, p2pApi.userTag) == 24 + 40,
+              "v7 p2pApi");
+static_assert(offsetof(ProfDescrV7, coll.parentGroup) == 24 + 80 &&
+                  offsetof(ProfDescrV7, coll.kernelVariant) == 24 + 88 &&
+                  offsetof(ProfDescrV7, coll.isSymColl) == 24 + 96 && offsetof(ProfDescrV7, coll.userTag) == 24 + 104,
+              "v7 coll");
+static_assert(offsetof(ProfDescrV7, p2p.parentGroup) == 24 + 40 && offsetof(ProfDescrV7, p2p.userTag) == 24 + 48,
+              "v7 p2p");
+static_assert(offsetof(ProfDescrV7, ceColl.stream) == 24 + 80 && offsetof(ProfDescrV7, ceColl.userTag) == 24 + 88,
+              "v7 ceColl");
+static_assert(offsetof(ProfDescrV7, kernelPhase.phaseId) == 24 + 1 &&
+                  offsetof(ProfDescrV7, kernelPhase.phaseName) == 24 + 8 &&
+                  offsetof(ProfDescrV7, kernelPhase.pTimer) == 24 + 16,
+              "v7 kernelPhase");
 static_assert(sizeof(ProfDescrV6) == 112 && offsetof(ProfDescrV6, groupApi) == 24, "v6 descriptor");
 static_assert(sizeof(ProfDescrV5) == 112, "v5 descriptor");
 static_assert(offsetof(ProfDescrV6, coll.nChannels) == 24 + 56 && offsetof(ProfDescrV6, coll.parentGroup) == 24 + 80,
@@ -428,7 +552,9 @@ static_assert(sizeof(ProfDescrV1) == 120 && offsetof(ProfDescrV1, coll.op) == 24
               "v1 descriptor");
 static_assert(offsetof(ProxyOpDescr, isSend) == 20 && sizeof(KernelChDescr) == 16, "proxy / kernel members");
 static_assert(sizeof(ProfStateArgsV5) == 8 && sizeof(ProfStateArgsV1) == 16, "state args");
-static_assert(sizeof(ProfilerV6) == 6 * sizeof(void*) && sizeof(ProfilerV1) == 6 * sizeof(void*), "tables");
+static_assert(sizeof(ProfilerV7) == 6 * sizeof(void*) && sizeof(ProfilerV6) == 6 * sizeof(void*) &&
+                  sizeof(ProfilerV1) == 6 * sizeof(void*),
+              "tables");
 #endif
 
 }  // namespace accl::prof

@@ -1,9 +1,10 @@
-// The version adapters of ProfilerPlugin: each call arrives in v6 terms (Event, v5 state args)
+// The version adapters of ProfilerPlugin: each call arrives in v7 terms (Event, v5 state args)
 // and leaves in the layout of the plugin's version. What an older version cannot express is
-// dropped there, as NCCL does for old plugins: v4 and older never see the API events
+// dropped there, as NCCL does for old plugins: v6 and older never see KernelPhase events, the
+// user's tags, the kernel variant or the symmetric-kernel flag; v4 and older never see the API events
 // (GroupApi, CollApi, P2pApi, KernelLaunch) and parent a Coll / P2p to its launch's Group event;
 // v1 and v2 never see KernelCh or NetPlugin events; v1-v3 get no state updates NCCL added after
-// them (NetPlugin, KernelCh and GroupApi states).
+// them (NetPlugin, KernelCh and GroupApi states), v6 and older no KernelPhaseStop.
 #include <cstring>
 
 #include "profiler/profiler_plugin.h"
@@ -14,12 +15,13 @@ namespace {
 constexpr uint64_t kKnownV2 = kGroup | kColl | kP2p | kProxyOp | kProxyStep | kProxyCtrl;
 constexpr uint64_t kKnownV4 = kKnownV2 | kKernelCh | kNetPlugin;
 constexpr uint64_t kKnownV5 = kKnownV4 | kGroupApi | kCollApi | kP2pApi | kKernelLaunch;
+constexpr uint64_t kKnownV7 = kKnownV5 | kKernelPhase;
 
 // The members every old descriptor shares: type, parent (a Coll / P2p's Group for v4 and older),
 // rank, and the proxy events' payloads.
 template <class Old>
 void fillCommon(const Event& e, Old* o) {
-  const ProfDescrV6& d = e.d;
+  const ProfDescrV7& d = e.d;
   o->type = static_cast<uint8_t>(d.type);
   o->parentObj = d.type == kColl ? d.coll.parentGroup : d.type == kP2p ? d.p2p.parentGroup : d.parentObj;
   o->rank = d.rank;
@@ -27,9 +29,9 @@ void fillCommon(const Event& e, Old* o) {
   if (d.type == kProxyStep) o->proxyStep = d.proxyStep;
 }
 
-// The coll / p2p members v2 - v4 share with v6 (names, counts, buffers, the choice).
+// The coll / p2p members v2 - v6 share with v7 (names, counts, buffers, the choice).
 template <class Coll>
-void copyColl(const ProfDescrV6& d, Coll* o) {
+void copyColl(const ProfDescrV7& d, Coll* o) {
   o->seqNumber = d.coll.seqNumber;
   o->func = d.coll.func;
   o->sendBuff = d.coll.sendBuff;
@@ -42,7 +44,7 @@ void copyColl(const ProfDescrV6& d, Coll* o) {
   o->proto = d.coll.proto;
 }
 template <class P2p>
-void copyP2p(const ProfDescrV6& d, P2p* o) {
+void copyP2p(const ProfDescrV7& d, P2p* o) {
   o->func = d.p2p.func;
   o->buff = d.p2p.buff;
   o->datatype = d.p2p.datatype;
@@ -50,10 +52,55 @@ void copyP2p(const ProfDescrV6& d, P2p* o) {
   o->peer = d.p2p.peer;
 }
 
+// v7 without what it added: every member v6 has, less the tags, the kernel variant and the
+// symmetric flag (accl never emits the copy-engine events, so they are not converted).
+ProfDescrV6 toV6(const Event& e) {
+  const ProfDescrV7& d = e.d;
+  ProfDescrV6 o{};
+  o.type = d.type;
+  o.parentObj = d.parentObj;
+  o.rank = d.rank;
+  switch (d.type) {
+    case kGroupApi: o.groupApi = d.groupApi; break;
+    case kCollApi:
+      o.collApi.func = d.collApi.func;
+      o.collApi.count = d.collApi.count;
+      o.collApi.datatype = d.collApi.datatype;
+      o.collApi.root = d.collApi.root;
+      o.collApi.stream = d.collApi.stream;
+      o.collApi.graphCaptured = d.collApi.graphCaptured;
+      break;
+    case kP2pApi:
+      o.p2pApi.func = d.p2pApi.func;
+      o.p2pApi.count = d.p2pApi.count;
+      o.p2pApi.datatype = d.p2pApi.datatype;
+      o.p2pApi.stream = d.p2pApi.stream;
+      o.p2pApi.graphCaptured = d.p2pApi.graphCaptured;
+      break;
+    case kKernelLaunch: o.kernelLaunch = d.kernelLaunch; break;
+    case kColl:
+      copyColl(d, &o.coll);
+      o.coll.nChannels = d.coll.nChannels;
+      o.coll.parentGroup = d.coll.parentGroup;
+      break;
+    case kP2p:
+      copyP2p(d, &o.p2p);
+      o.p2p.nChannels = d.p2p.nChannels;
+      o.p2p.parentGroup = d.p2p.parentGroup;
+      break;
+    case kProxyOp: o.proxyOp = d.proxyOp; break;
+    case kProxyStep: o.proxyStep = d.proxyStep; break;
+    case kKernelCh: o.kernelCh = d.kernelCh; break;
+    case kNetPlugin: o.netPlugin = d.netPlugin; break;
+    default: break;
+  }
+  return o;
+}
+
 ProfDescrV4 toV4(const Event& e) {
   ProfDescrV4 o{};
   fillCommon(e, &o);
-  const ProfDescrV6& d = e.d;
+  const ProfDescrV7& d = e.d;
   if (d.type == kColl) {
     copyColl(d, &o.coll);
     o.coll.nChannels = d.coll.nChannels;
@@ -71,7 +118,7 @@ ProfDescrV4 toV4(const Event& e) {
 // v2 and v3 share their coll / p2p members but v2's trafficBytes.
 template <class Old>
 void fillNamedCollP2p(const Event& e, const PluginCommInfo& c, Old* o) {
-  const ProfDescrV6& d = e.d;
+  const ProfDescrV7& d = e.d;
   if (d.type == kColl) {
     o->coll.name = c.commName;
     o->coll.commHash = c.commId;
@@ -104,7 +151,7 @@ ProfDescrV2 toV2(const Event& e, const PluginCommInfo& c) {
 ProfDescrV1 toV1(const Event& e, const PluginCommInfo& c) {
   ProfDescrV1 o{};
   fillCommon(e, &o);
-  const ProfDescrV6& d = e.d;
+  const ProfDescrV7& d = e.d;
   if (d.type == kColl) {
     o.coll.name = c.commName;
     o.coll.commHash = c.commId;
@@ -147,13 +194,22 @@ ProfStateArgsV1 toV1Args(EventState state, const ProfStateArgsV5* a) {
 }  // namespace
 
 uint64_t eventsKnownTo(int version) {
+  if (version >= 7) return kKnownV7;
   if (version >= 5) return kKnownV5;
   if (version >= 3) return kKnownV4;
   return kKnownV2;
 }
 
+uint64_t effectiveMask(int version, int maskFromInit) {
+  uint64_t mask = static_cast<uint64_t>(static_cast<uint32_t>(maskFromInit)) & eventsKnownTo(version);
+  if (mask & kKernelPhase) mask |= kKernelCh;
+  return mask;
+}
+
 ncclResult_t ProfilerPlugin::init(void** ctx, const PluginCommInfo& c, int* mask) const {
   switch (version_) {
+    case 7: return static_cast<const ProfilerV7*>(table_)->init(ctx, c.commId, mask, c.commName, c.nNodes, c.nRanks,
+                                                                c.rank, logFn());
     case 6: return static_cast<const ProfilerV6*>(table_)->init(ctx, c.commId, mask, c.commName, c.nNodes, c.nRanks,
                                                                 c.rank, logFn());
     case 5: return static_cast<const ProfilerV5*>(table_)->init(ctx, c.commId, mask, c.commName, c.nNodes, c.nRanks,
@@ -170,14 +226,19 @@ ncclResult_t ProfilerPlugin::start(void* ctx, void** handle, const Event& e, con
   *handle = nullptr;
   if (!(e.d.type & eventsKnownTo(version_))) return ncclSuccess;
   switch (version_) {
+    case 7: {
+      ProfDescrV7 d = e.d;
+      return static_cast<const ProfilerV7*>(table_)->startEvent(ctx, handle, &d);
+    }
     case 6: {
-      ProfDescrV6 d = e.d;
+      ProfDescrV6 d = toV6(e);
       return static_cast<const ProfilerV6*>(table_)->startEvent(ctx, handle, &d);
     }
     case 5: {
+      const ProfDescrV6 v6 = toV6(e);
       ProfDescrV5 d;
-      static_assert(sizeof(d) <= sizeof(e.d), "v5 is a prefix of v6");
-      std::memcpy(&d, &e.d, sizeof(d));
+      static_assert(sizeof(d) <= sizeof(v6), "v5 is a prefix of v6");
+      std::memcpy(&d, &v6, sizeof(d));
       return static_cast<const ProfilerV5*>(table_)->startEvent(ctx, handle, &d);
     }
     case 4: {
@@ -201,14 +262,15 @@ ncclResult_t ProfilerPlugin::start(void* ctx, void** handle, const Event& e, con
 
 ncclResult_t ProfilerPlugin::stop(void* handle) const {
   // stopEvent has the same place and signature in every version.
-  return static_cast<const ProfilerV6*>(table_)->stopEvent(handle);
+  return static_cast<const ProfilerV7*>(table_)->stopEvent(handle);
 }
 
 ncclResult_t ProfilerPlugin::record(void* handle, EventState state, const ProfStateArgsV5* args) const {
   if (version_ >= 4) {
+    if (state == kKernelPhaseStop && version_ < 7) return ncclSuccess;  // (no KernelPhase event reaches them)
     ProfStateArgsV5 a = args ? *args : ProfStateArgsV5{};
-    // Same place and signature in v4, v5 and v6.
-    return static_cast<const ProfilerV6*>(table_)->recordEventState(handle, state, &a);
+    // Same place and signature in v4 - v7.
+    return static_cast<const ProfilerV7*>(table_)->recordEventState(handle, state, &a);
   }
   if (state >= kNetPluginUpdate) return ncclSuccess;  // states v1-v3 never had
   ProfStateArgsV1 a = toV1Args(state, args);
@@ -216,7 +278,7 @@ ncclResult_t ProfilerPlugin::record(void* handle, EventState state, const ProfSt
 }
 
 ncclResult_t ProfilerPlugin::finalize(void* ctx) const {
-  return static_cast<const ProfilerV6*>(table_)->finalize(ctx);
+  return static_cast<const ProfilerV7*>(table_)->finalize(ctx);
 }
 
 }  // namespace accl::prof

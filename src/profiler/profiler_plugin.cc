@@ -50,7 +50,7 @@ std::shared_ptr<const ProfilerPlugin> ProfilerPlugin::acquire(const std::string&
   std::shared_ptr<ProfilerPlugin> p(new ProfilerPlugin());
   p->handle_ = handle;
   p->path_ = file;
-  int version = 6;
+  int version = kNewestProfilerVersion;
   for (const char* symbol : kProfilerSymbols) {
     if (const void* sym = dlsym(handle, symbol)) {
       p->table_ = sym;
@@ -60,7 +60,7 @@ std::shared_ptr<const ProfilerPlugin> ProfilerPlugin::acquire(const std::string&
     --version;
   }
   if (!p->table_) {
-    ACCL_WARN("profiler plugin: %s exports none of ncclProfiler_v6 ... ncclProfiler_v1; profiling is off",
+    ACCL_WARN("profiler plugin: %s exports none of ncclProfiler_v7 ... ncclProfiler_v1; profiling is off",
               file.c_str());
     return nullptr;  // the destructor unloads it
   }

@@ -1,13 +1,13 @@
-// ProfilerPlugin: an NCCL profiler plugin library (v1..v6 ABI, profiler/profiler_abi.h) loaded
+// ProfilerPlugin: an NCCL profiler plugin library (v1..v7 ABI, profiler/profiler_abi.h) loaded
 // once per process and shared by every communicator, behind one version-neutral interface that
-// speaks v6 descriptors; profiler_adapters.cc turns them into what an older plugin expects.
+// speaks v7 descriptors; profiler_adapters.cc turns them into what an older plugin expects.
 //
 // Which library (NCCL_PROFILER_PLUGIN):
 //   unset        libnccl-profiler.so if the dynamic loader finds it, silently nothing otherwise;
 //   "none"       no plugin;
 //   a path       (contains '/') that file;
 //   a name       libnccl-profiler-<name>.so, else the name itself as a library file name.
-// The newest of ncclProfiler_v6 ... _v1 the library exports is used. A library that is named but
+// The newest of ncclProfiler_v7 ... _v1 the library exports is used. A library that is named but
 // cannot be loaded, or exports no table, is one warning per process and no plugin: nothing
 // else changes. (NCCL also looks for the symbols in the net plugin's library; accl does not.)
 //
@@ -34,18 +34,17 @@ struct PluginCommInfo {
   int rank = 0;
 };
 
-// One event as accl's layers describe it: the v6 descriptor plus what only v1 plugins want as
-// numbers (v1 names func, datatype, algorithm and protocol by index) and what v6 has no field
-// for yet (the call's userProfilerTag: kept for accl's own readers, see docs/profiler.md).
+// One event as accl's layers describe it: the v7 descriptor (the call's userProfilerTag in its
+// userTag fields) plus what only v1 plugins want as numbers (v1 names func, datatype, algorithm
+// and protocol by index).
 struct Event {
-  ProfDescrV6 d{};
+  ProfDescrV7 d{};
   uint8_t funcIndex = 0;   // ncclFunc_t
   uint8_t typeIndex = 0;   // ncclDataType_t
   uint8_t algoIndex = 0;   // NCCL_ALGO_*
   uint8_t protoIndex = 0;  // NCCL_PROTO_*
   uint32_t op = 0;         // ncclRedOp_t
   size_t trafficBytes = 0;
-  uint64_t userTag = 0;
 };
 
 class ProfilerPlugin {
@@ -61,7 +60,7 @@ class ProfilerPlugin {
   const char* name() const { return name_.c_str(); }
   const std::string& path() const { return path_; }
 
-  // The five calls, in v6 terms. start() leaves *handle null for an event this version does
+  // The five calls, in v7 terms. start() leaves *handle null for an event this version does
   // not know (a v4 plugin and a CollApi event): the caller treats that as "not recorded".
   ncclResult_t init(void** ctx, const PluginCommInfo& comm, int* mask) const;
   ncclResult_t start(void* ctx, void** handle, const Event& e, const PluginCommInfo& comm) const;
@@ -83,5 +82,10 @@ LogFn logFn();
 
 // The event types a plugin of `version` can receive (older versions know fewer).
 uint64_t eventsKnownTo(int version);
+
+// The activation mask accl works with, from what a plugin of `version` returned from init: the
+// types it knows, and (v7) KernelCh with KernelPhase, which NCCL adds because a phase hangs from
+// its channel's KernelCh event.
+uint64_t effectiveMask(int version, int maskFromInit);
 
 }  // namespace accl::prof

@@ -1,6 +1,7 @@
 // NVIDIA's side of the profiler ABI comparison: the example plugin's headers (nccl/err.h,
 // nccl/profiler.h), found in ACCL_NVIDIA_PROFILER_INCLUDE_DIR when the build was given one;
-// otherwise an empty table. Nothing of NVIDIA's is kept in this repository.
+// otherwise an empty table. Headers older than v7 give the rows up to v6 only. Nothing of
+// NVIDIA's is kept in this repository.
 #include "profiler_layout.h"
 
 #include <cstddef>
@@ -28,6 +29,11 @@
 #define TABLE_V4 ncclProfiler_v4_t
 #define TABLE_V5 ncclProfiler_v5_t
 #define TABLE_V6 ncclProfiler_v6_t
+#ifdef PROFILER_V7_H_
+#define DESCR_V7 ncclProfilerEventDescr_v7_t
+#define ARGS_V7 ncclProfilerEventStateArgs_v7_t
+#define TABLE_V7 ncclProfiler_v7_t
+#endif
 #endif
 
 namespace accl::abi {
@@ -39,6 +45,9 @@ Table nvidiaProfilerLayout() {
 #define ACCL_PROF_VALUE(nvidiaName, acclName) \
   t.push_back({"value(" #nvidiaName ")", std::to_string(static_cast<long long>(nvidiaName))});
 #include "profiler_layout_rows.inc"
+#ifdef PROFILER_V7_H_  // headers of NCCL 2.31 or later
+#include "profiler_layout_rows_v7.inc"
+#endif
 #endif
   return t;
 }

@@ -24,9 +24,9 @@
 #include <vector>
 
 #include "mp/mp_test_util.h"
+#include "mp/profiler_mp_fixture.h"
 #include "profiler/profiler_abi.h"
 #include "support/scoped_env.h"
-#include "unit/profiler_plugin_fixture/recording_profiler.h"
 
 namespace accl::test {
 namespace {
@@ -34,19 +34,6 @@ namespace {
 using namespace accl::prof;
 
 const std::vector<size_t> kCounts = {0, 1, 4099};
-
-std::string pluginPath(int version) {
-  return std::string(ACCL_TEST_PROFILER_DIR) + "/libnccl-profiler-acclTestV" + std::to_string(version) + ".so";
-}
-
-RecordingLog* fixtureLog(int version) {
-  // The library the communicators loaded: same path, same handle (kept open for the process).
-  void* h = dlopen(pluginPath(version).c_str(), RTLD_NOW | RTLD_LOCAL);
-  if (!h) return nullptr;
-  auto* reset = reinterpret_cast<void (*)()>(dlsym(h, "acclTestProfilerReset"));
-  reset();
-  return reinterpret_cast<RecordingLog* (*)()>(dlsym(h, "acclTestProfilerLog"))();
-}
 
 // One API call a rank made, as its events must show it.
 struct Call {
@@ -60,20 +47,12 @@ struct Call {
   int groupDepth = 1;  // 1: a lone call; 2: inside ncclGroupStart
 };
 
-// The context of this rank's communicator (after its destroy), or null.
-const RecordedContext* contextOf(RecordingLog* log, int rank) {
-  const RecordedContext* found = nullptr;
-  for (const RecordedContext* c : log->contexts)
-    if (c->rank == rank && c->finalized) found = c;
-  return found;
-}
-
 // `launches`: groups that ended; `empty`: those of them with nothing to run (a send of 0 bytes to
 // itself), which launch no kernel.
 void checkTree(RankContext& ctx, RecordingLog* log, int version, const std::vector<Call>& calls, int launches,
                int empty = 0) {
   std::lock_guard<std::mutex> lock(log->mutex);
-  const RecordedContext* c = contextOf(log, ctx.rank);
+  const RecordedContext* c = finalizedContextOf(log, ctx.rank);
   if (!ctx.check(c != nullptr, "rank %d: no finalized profiler context", ctx.rank)) return;
   std::map<const void*, const RecordedEvent*> byHandle;
   std::map<uint64_t, std::vector<const RecordedEvent*>> byType;
@@ -288,9 +267,9 @@ void runEveryCollective(RankContext& ctx, RecordingLog* log, int version) {
 }
 
 TEST_P(ProfilerEventsTest, EveryCollectiveAndSendRecv) {
-  RecordingLog* log = fixtureLog(version());
+  RecordingLog* log = profilerFixtureLog(version());
   ASSERT_NE(log, nullptr) << dlerror();
-  ScopedEnvVar plugin("NCCL_PROFILER_PLUGIN", pluginPath(version()).c_str());
+  ScopedEnvVar plugin("NCCL_PROFILER_PLUGIN", profilerPluginPath(version()).c_str());
   ScopedEnvVar mask("ACCL_TEST_PROFILER_MASK", nullptr);
   const int v = version();
   LaunchResult res = launchRanks(options(), [&](RankContext& ctx) { runEveryCollective(ctx, log, v); });
@@ -298,10 +277,16 @@ TEST_P(ProfilerEventsTest, EveryCollectiveAndSendRecv) {
 }
 
 INSTANTIATE_TEST_SUITE_P(, ProfilerEventsTest,
-                         testing::Values(VersionParam{LaunchMode::kThreads, 2, 6}, VersionParam{LaunchMode::kThreads, 3, 6},
-                                         VersionParam{LaunchMode::kFork, 3, 6}, VersionParam{LaunchMode::kThreads, 1, 6},
-                                         VersionParam{LaunchMode::kThreads, 2, 5}, VersionParam{LaunchMode::kThreads, 2, 4},
-                                         VersionParam{LaunchMode::kThreads, 2, 3}, VersionParam{LaunchMode::kThreads, 2, 2},
+                         testing::Values(VersionParam{LaunchMode::kThreads, 2, 6},
+                                         VersionParam{LaunchMode::kThreads, 3, 6},
+                                         VersionParam{LaunchMode::kFork, 3, 6},
+                                         VersionParam{LaunchMode::kThreads, 1, 6},
+                                         VersionParam{LaunchMode::kThreads, 2, 7},
+                                         VersionParam{LaunchMode::kFork, 3, 7},
+                                         VersionParam{LaunchMode::kThreads, 2, 5},
+                                         VersionParam{LaunchMode::kThreads, 2, 4},
+                                         VersionParam{LaunchMode::kThreads, 2, 3},
+                                         VersionParam{LaunchMode::kThreads, 2, 2},
                                          VersionParam{LaunchMode::kThreads, 2, 1}),
                          versionParamName);
 
@@ -310,9 +295,9 @@ INSTANTIATE_TEST_SUITE_P(, ProfilerEventsTest,
 class ProfilerGroupTest : public MpTest {};
 
 TEST_P(ProfilerGroupTest, OneGroupApiOneLaunchManyOperations) {
-  RecordingLog* log = fixtureLog(6);
+  RecordingLog* log = profilerFixtureLog(6);
   ASSERT_NE(log, nullptr) << dlerror();
-  ScopedEnvVar plugin("NCCL_PROFILER_PLUGIN", pluginPath(6).c_str());
+  ScopedEnvVar plugin("NCCL_PROFILER_PLUGIN", profilerPluginPath(6).c_str());
   LaunchResult res = launchRanks(options(), [&](RankContext& ctx) {
     ncclComm_t comm = nullptr;
     if (!initComm(ctx, &comm)) return;
@@ -343,9 +328,9 @@ ACCL_MP_INSTANTIATE(ProfilerGroupTest);
 class ProfilerFailureTest : public MpTest {};
 
 TEST_P(ProfilerFailureTest, FailingCallsLeaveResultsIntact) {
-  RecordingLog* log = fixtureLog(6);
+  RecordingLog* log = profilerFixtureLog(6);
   ASSERT_NE(log, nullptr) << dlerror();
-  ScopedEnvVar plugin("NCCL_PROFILER_PLUGIN", pluginPath(6).c_str());
+  ScopedEnvVar plugin("NCCL_PROFILER_PLUGIN", profilerPluginPath(6).c_str());
   ScopedEnvVar fail("ACCL_TEST_PROFILER_FAIL", "start:4");
   LaunchResult res = launchRanks(options(), [&](RankContext& ctx) {
     ncclComm_t comm = nullptr;
@@ -357,7 +342,7 @@ TEST_P(ProfilerFailureTest, FailingCallsLeaveResultsIntact) {
     }
     RANK_NCCL_OK(ctx, ctx.destroyComm(comm));
     std::lock_guard<std::mutex> lock(log->mutex);
-    const RecordedContext* c = contextOf(log, ctx.rank);
+    const RecordedContext* c = finalizedContextOf(log, ctx.rank);
     if (ctx.check(c != nullptr, "no context")) ctx.check(c->starts == 4, "%d starts after the failing 4th", c->starts);
   });
   EXPECT_RANKS_OK(res);
@@ -391,9 +376,9 @@ INSTANTIATE_TEST_SUITE_P(, ProfilerFailureTest,
 class ProfilerProxyTest : public testing::TestWithParam<std::tuple<LaunchMode, int>> {};
 
 TEST_P(ProfilerProxyTest, ProxyOpsAndStepsOverTheNetwork) {
-  RecordingLog* log = fixtureLog(6);
+  RecordingLog* log = profilerFixtureLog(6);
   ASSERT_NE(log, nullptr) << dlerror();
-  ScopedEnvVar plugin("NCCL_PROFILER_PLUGIN", pluginPath(6).c_str());
+  ScopedEnvVar plugin("NCCL_PROFILER_PLUGIN", profilerPluginPath(6).c_str());
   const LaunchMode mode = std::get<0>(GetParam());
   const char* noLocal = mode == LaunchMode::kThreads ? "1" : nullptr;
   ScopedEnvVar net("NCCL_NET", "Socket"), ifname("NCCL_SOCKET_IFNAME", "lo"), algo("NCCL_ALGO", "Ring"),
@@ -424,7 +409,7 @@ TEST_P(ProfilerProxyTest, ProxyOpsAndStepsOverTheNetwork) {
     RANK_NCCL_OK(ctx, ctx.destroyComm(comm));
 
     std::lock_guard<std::mutex> lock(log->mutex);
-    const RecordedContext* c = contextOf(log, ctx.rank);
+    const RecordedContext* c = finalizedContextOf(log, ctx.rank);
     if (!ctx.check(c != nullptr, "no context")) return;
     std::map<const void*, const RecordedEvent*> byHandle;
     for (const RecordedEvent* e : c->events) byHandle[e] = e;

@@ -1,8 +1,9 @@
 // Profiler plugins (NCCL_PROFILER_PLUGIN) below the communicator: the loader finds each version's
-// table (v1..v6 fixtures in profiler_plugin_fixture/), each adapter hands that version the
-// descriptor it expects (fields, parents, events it cannot know dropped), init gets the
-// communicator's facts and NCCL_PROFILE_EVENT_MASK, finalize runs once, and a missing, empty,
-// failing or erroring plugin turns into a warning and no events, never a crash.
+// table (v1..v7 fixtures in profiler_plugin_fixture/; v7 first where a library has several), each
+// adapter hands that version the descriptor it expects (fields, parents, events it cannot know
+// dropped), init gets the communicator's facts and NCCL_PROFILE_EVENT_MASK, finalize runs once,
+// and a missing, empty, failing or erroring plugin turns into a warning and no events, never a
+// crash.
 #include <dlfcn.h>
 #include <gtest/gtest.h>
 
@@ -72,6 +73,7 @@ Event collEvent(void* api, void* group) {
   e.d.coll.algo = "Ring";
   e.d.coll.proto = "Simple";
   e.d.coll.parentGroup = group;
+  e.d.coll.userTag = 0x7e57000000000011ull;
   e.funcIndex = 4;
   e.typeIndex = 7;
   e.algoIndex = 1;
@@ -120,6 +122,7 @@ TEST_P(ProfilerVersion, LoadsAdaptsAndFinalizes) {
     collApi.d.type = kCollApi;
     collApi.d.parentObj = gApi;
     collApi.d.collApi.func = "AllReduce";
+    collApi.d.collApi.userTag = 0x7e57000000000011ull;
     void* cApi = p->start(collApi);
     Event coll = collEvent(cApi, g);
     void* h = p->start(coll);
@@ -129,6 +132,19 @@ TEST_P(ProfilerVersion, LoadsAdaptsAndFinalizes) {
     ch.d.kernelCh.channelId = 2;
     ch.d.kernelCh.pTimer = 123;
     void* k = p->start(ch);
+    // A KernelPhase (accl emits none; NCCL's symmetric kernels do): only v7 knows it.
+    Event phase;
+    phase.d.type = kKernelPhase;
+    phase.d.parentObj = k;
+    phase.d.kernelPhase.channelId = 2;
+    phase.d.kernelPhase.phaseId = 1;
+    phase.d.kernelPhase.phaseName = "compute";
+    phase.d.kernelPhase.pTimer = 200;
+    void* ph = p->start(phase);
+    ProfStateArgsV5 phaseStop{};
+    phaseStop.kernelCh.pTimer = 300;
+    p->record(ph, kKernelPhaseStop, &phaseStop);
+    p->stop(ph);
     ProfStateArgsV5 stopArgs{};
     stopArgs.kernelCh.pTimer = 456;
     p->record(k, kKernelChStop, &stopArgs);
@@ -143,6 +159,7 @@ TEST_P(ProfilerVersion, LoadsAdaptsAndFinalizes) {
     EXPECT_EQ(gApi != nullptr, v >= 5);
     EXPECT_EQ(cApi != nullptr, v >= 5);
     EXPECT_EQ(k != nullptr, v >= 3);
+    EXPECT_EQ(ph != nullptr, v >= 7) << "KernelPhase is v7's";
     ASSERT_NE(g, nullptr);
     ASSERT_NE(h, nullptr);
     const auto* rc = static_cast<const RecordedEvent*>(h);
@@ -162,6 +179,21 @@ TEST_P(ProfilerVersion, LoadsAdaptsAndFinalizes) {
     if (v <= 3) {  // the communicator travels in the descriptor
       EXPECT_EQ(rc->commName, "trainer");
       EXPECT_EQ(rc->commHash, 0xabcdef12345ull);
+    }
+    // v7's additions: the tags, no kernel variant, not symmetric.
+    EXPECT_EQ(rc->userTag, v >= 7 ? 0x7e57000000000011ull : 0u);
+    if (v >= 7) {
+      EXPECT_TRUE(rc->kernelVariantNull);
+      EXPECT_FALSE(rc->isSymColl);
+      EXPECT_EQ(static_cast<const RecordedEvent*>(cApi)->userTag, 0x7e57000000000011ull);
+      const auto* rp = static_cast<const RecordedEvent*>(ph);
+      EXPECT_EQ(rp->parent, k);
+      EXPECT_EQ(rp->channelId, 2);
+      EXPECT_EQ(rp->func, "compute");
+      EXPECT_EQ(rp->pTimer, 200u);
+      ASSERT_EQ(rp->states.size(), 1u);
+      EXPECT_EQ(rp->states[0], kKernelPhaseStop);
+      EXPECT_EQ(rp->stateValues[0], 300u);
     }
     if (v <= 2) EXPECT_EQ(rc->trafficBytes, 4004u);
     if (v == 1) EXPECT_EQ(rc->op, 0);
@@ -191,7 +223,7 @@ TEST_P(ProfilerVersion, LoadsAdaptsAndFinalizes) {
   EXPECT_TRUE(c->finalized) << "finalize runs when the communicator's profiler goes";
 }
 
-INSTANTIATE_TEST_SUITE_P(V, ProfilerVersion, testing::Values(1, 2, 3, 4, 5, 6),
+INSTANTIATE_TEST_SUITE_P(V, ProfilerVersion, testing::Values(1, 2, 3, 4, 5, 6, 7),
                          [](const testing::TestParamInfo<int>& i) { return "v" + std::to_string(i.param); });
 
 TEST(ProfilerPlugin, ProxyStepStatesReachOldVersionsAsProxyOpArgs) {
@@ -237,6 +269,38 @@ TEST(ProfilerPlugin, EventMaskSettingIsWhatInitStartsFrom) {
   }
 }
 
+// NCCL's rule, which a v7 plugin relies on: asking for KernelPhase turns KernelCh on (a phase
+// hangs from its channel's event), and so the tasks above it. Older versions know neither bit.
+TEST(ProfilerPlugin, KernelPhaseImpliesKernelChForV7Only) {
+  for (int v : {7, 6}) {
+    FixtureLog fixture(v);
+    ScopedEnvVar mask("ACCL_TEST_PROFILER_MASK", "0x8000");
+    std::unique_ptr<CommProfiler> p = CommProfiler::create(fixturePath(v), "", commInfo());
+    ASSERT_NE(p, nullptr);
+    if (v == 7) {
+      EXPECT_EQ(p->mask(), static_cast<uint64_t>(kKernelPhase | kKernelCh));
+      EXPECT_TRUE(p->wants(kKernelCh));
+      EXPECT_TRUE(p->wants(kTreeCollApi)) << "a KernelCh needs its Coll and CollApi";
+      EXPECT_FALSE(p->wants(kProxyOp));
+    } else {
+      EXPECT_EQ(p->mask(), 0u) << "v6 cannot ask for KernelPhase";
+      EXPECT_FALSE(p->wants(kTreeGroupApi));
+    }
+  }
+  EXPECT_EQ(effectiveMask(7, kKernelPhase | kColl), static_cast<uint64_t>(kKernelPhase | kKernelCh | kColl));
+  EXPECT_EQ(effectiveMask(7, kColl), static_cast<uint64_t>(kColl));
+  EXPECT_EQ(effectiveMask(5, -1), eventsKnownTo(5)) << "bits a version does not know are dropped";
+}
+
+// The v7 fixture also exports a v6 table whose init fails: the loader must take v7.
+TEST(ProfilerPlugin, V7IsPreferredOverV6InOneLibrary) {
+  FixtureLog fixture(7);
+  std::shared_ptr<const ProfilerPlugin> plugin = ProfilerPlugin::acquire(fixturePath(7));
+  ASSERT_NE(plugin, nullptr);
+  EXPECT_EQ(plugin->version(), 7);
+  EXPECT_NE(CommProfiler::create(fixturePath(7), "", commInfo()), nullptr);
+}
+
 TEST(ProfilerPlugin, NoneUnsetAndMissingLibrariesMeanNoProfiler) {
   EXPECT_EQ(CommProfiler::create("none", "", commInfo()), nullptr);
   EXPECT_EQ(CommProfiler::create("NONE", "", commInfo()), nullptr);
@@ -258,7 +322,7 @@ TEST(ProfilerPlugin, LibraryWithoutTablesIsRefused) {
   const std::string tuner = ACCL_TEST_TUNER_V6;
   setLastError("");
   EXPECT_EQ(CommProfiler::create(tuner, "", commInfo()), nullptr);
-  EXPECT_NE(std::string(lastErrorText()).find("exports none of ncclProfiler_v6"), std::string::npos) << lastErrorText();
+  EXPECT_NE(std::string(lastErrorText()).find("exports none of ncclProfiler_v7"), std::string::npos) << lastErrorText();
 }
 
 TEST(ProfilerPlugin, FailingInitMeansNoProfilerForThatCommunicator) {

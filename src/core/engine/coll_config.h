@@ -21,8 +21,9 @@
 //   nvlsCTAs, cgaClusterSize, CTAPolicy
 //                      validated like the communicator's fields (ranges of config.cc) and
 //                      accepted; the host backend has no NVLS, clusters or CTA policies.
-//   userProfilerTag    carried with the task into the plan (PlanItem::profilerTag), where a
-//                      profiler plugin would read it, and shown in the COLL INFO line of the call.
+//   userProfilerTag    handed to profiler plugins (v7 userTag of the CollApi / Coll events, and of
+//                      the P2pApi / P2p events of an AlltoAll / Gather / Scatter's parts), carried
+//                      into the plan (PlanItem::profilerTag), and shown in the call's COLL INFO line.
 //   launchCompletionEvent
 //                      must be NULL: accl launches no kernel whose completion could be recorded
 //                      (host backend: there is no CUDA stream at all) -> ncclInvalidUsage.

@@ -163,7 +163,7 @@ ncclResult_t submit(ncclComm* comm, const Task& t, const char* name) {
     Task& added = ct.tasks.back();
     const bool captured =
         comm->engine->backend->streamCapturing(added.isColl ? added.coll.stream : added.p2p.stream);
-    api = added.isColl ? profStartCollApi(*prof, ct.groupApiEvent, added.coll, captured)
+    api = added.isColl ? profStartCollApi(*prof, ct.groupApiEvent, added.coll, captured, added.cfg.profilerTag)
                        : profStartP2pApi(*prof, ct.groupApiEvent, added.p2p, captured);
     added.apiEvent = api;
   }

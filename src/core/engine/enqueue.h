@@ -42,6 +42,8 @@ struct P2pCall {
   int minChannels = 0;
   int maxChannels = 0;
   cudaStream_t stream = nullptr;  // the user's stream (ignored by the host backend)
+  // The composition's userProfilerTag, for profiler events (ncclSend / ncclRecv have none: 0).
+  uint64_t profilerTag = 0;
 };
 
 // Argument checks shared by every operation (and by the send/recv compositions): a datatype in

@@ -46,7 +46,7 @@ void* profStartGroupApi(prof::CommProfiler& p, int groupDepth) {
   return h;
 }
 
-void* profStartCollApi(prof::CommProfiler& p, void* groupApi, const CollCall& c, bool captured) {
+void* profStartCollApi(prof::CommProfiler& p, void* groupApi, const CollCall& c, bool captured, uint64_t userTag) {
   if (!p.wants(prof::kTreeCollApi)) return nullptr;
   Event e;
   e.d.type = prof::kCollApi;
@@ -57,6 +57,7 @@ void* profStartCollApi(prof::CommProfiler& p, void* groupApi, const CollCall& c,
   e.d.collApi.root = c.root;
   e.d.collApi.stream = c.stream;
   e.d.collApi.graphCaptured = captured;
+  e.d.collApi.userTag = userTag;
   return p.start(e);
 }
 
@@ -70,6 +71,7 @@ void* profStartP2pApi(prof::CommProfiler& p, void* groupApi, const P2pCall& c, b
   e.d.p2pApi.datatype = profTypeName(c.type);
   e.d.p2pApi.stream = c.stream;
   e.d.p2pApi.graphCaptured = captured;
+  e.d.p2pApi.userTag = c.profilerTag;
   return p.start(e);
 }
 
@@ -98,13 +100,16 @@ void* profStartColl(const LaunchEvents& l, void* api, const CollCall& c, uint32_
   e.d.coll.algo = algoName(choice.algo);
   e.d.coll.proto = protoName(choice.proto);
   e.d.coll.parentGroup = l.group;
+  // NCCL names only its symmetric kernels here; accl runs none (algo / proto say what ran).
+  e.d.coll.kernelVariant = nullptr;
+  e.d.coll.isSymColl = false;
+  e.d.coll.userTag = userTag;
   e.funcIndex = static_cast<uint8_t>(c.func);
   e.typeIndex = static_cast<uint8_t>(c.type);
   e.algoIndex = static_cast<uint8_t>(choice.algo);
   e.protoIndex = static_cast<uint8_t>(choice.proto);
   e.op = op;
   e.trafficBytes = trafficBytes;
-  e.userTag = userTag;
   return l.prof->start(e);
 }
 
@@ -120,6 +125,7 @@ void* profStartP2p(const LaunchEvents& l, void* api, const P2pCall& c, int nChan
   e.d.p2p.peer = c.peer;
   e.d.p2p.nChannels = static_cast<uint8_t>(nChannels);
   e.d.p2p.parentGroup = l.group;
+  e.d.p2p.userTag = c.profilerTag;
   e.funcIndex = c.isSend ? kNcclFuncSend : kNcclFuncRecv;
   e.typeIndex = static_cast<uint8_t>(c.type);
   return l.prof->start(e);

@@ -3,6 +3,8 @@
 //   GroupApi      from a communicator's first call in a group to the end of its launch; states
 //                 GroupStartApiStop at that first call, GroupEndApiStart when the group ends.
 //   CollApi/P2pApi  one API call (parent: GroupApi), stopped when the call returns.
+// CollApi, Coll, P2pApi and P2p carry the call's userProfilerTag (v7's userTag; 0: untagged): a
+// send / recv has one only as a part of a tagged ncclAlltoAllConfig / GatherConfig / ScatterConfig.
 //   Group         one launch of one communicator (NCCL's v4 parent of Coll / P2p).
 //   Coll / P2p    one operation of the launch, started when it is planned (algorithm, protocol
 //                 and channels known; parent: its API event, parentGroup: the Group) and stopped
@@ -31,8 +33,8 @@ struct LaunchEvents {
 };
 
 void* profStartGroupApi(prof::CommProfiler& p, int groupDepth);
-// `captured`: the call's stream is capturing a CUDA graph.
-void* profStartCollApi(prof::CommProfiler& p, void* groupApi, const CollCall& c, bool captured);
+// `captured`: the call's stream is capturing a CUDA graph; `userTag`: its userProfilerTag.
+void* profStartCollApi(prof::CommProfiler& p, void* groupApi, const CollCall& c, bool captured, uint64_t userTag);
 void* profStartP2pApi(prof::CommProfiler& p, void* groupApi, const P2pCall& c, bool captured);
 void* profStartGroup(prof::CommProfiler& p);
 // `seq`: the communicator's count of earlier collectives of this function.

@@ -11,7 +11,7 @@
 #include "profiler/profiler_abi.h"
 
 #ifndef FIXTURE_VERSION
-#error "build with -DFIXTURE_VERSION=1..6"
+#error "build with -DFIXTURE_VERSION=1..7"
 #endif
 
 using namespace accl::prof;
@@ -135,7 +135,34 @@ void p2pFields(RecordedEvent* e, const P2p& p) {
 }
 
 #if FIXTURE_VERSION >= 5
-using Descr = std::conditional_t<FIXTURE_VERSION == 6, ProfDescrV6, ProfDescrV5>;
+using Descr = std::conditional_t<FIXTURE_VERSION == 7, ProfDescrV7,
+                                 std::conditional_t<FIXTURE_VERSION == 6, ProfDescrV6, ProfDescrV5>>;
+
+// What v7 added: the user's tags, the kernel variant and symmetric flag, KernelPhase events.
+void v7Fields(RecordedEvent* e, const Descr* d) {
+#if FIXTURE_VERSION >= 7
+  switch (d->type) {
+    case kCollApi: e->userTag = d->collApi.userTag; break;
+    case kP2pApi: e->userTag = d->p2pApi.userTag; break;
+    case kColl:
+      e->userTag = d->coll.userTag;
+      e->kernelVariant = d->coll.kernelVariant ? d->coll.kernelVariant : "";
+      e->kernelVariantNull = d->coll.kernelVariant == nullptr;
+      e->isSymColl = d->coll.isSymColl;
+      break;
+    case kP2p: e->userTag = d->p2p.userTag; break;
+    case kKernelPhase:
+      e->channelId = d->kernelPhase.channelId;
+      e->pTimer = d->kernelPhase.pTimer;
+      e->func = str(d->kernelPhase.phaseName);
+      break;
+    default: break;
+  }
+#else
+  (void)e, (void)d;
+#endif
+}
+
 RecordedEvent* convert(RecordedContext* c, const Descr* d) {
   RecordedEvent* e = common(c, d);
   switch (d->type) {
@@ -169,6 +196,7 @@ RecordedEvent* convert(RecordedContext* c, const Descr* d) {
       break;
     default: break;
   }
+  v7Fields(e, d);
   return e;
 }
 #elif FIXTURE_VERSION == 4
@@ -300,6 +328,15 @@ ncclResult_t init(void** context, int* mask, const char* name, uint64_t commHash
 ncclResult_t init(void** context, int* mask) { return initCommon(context, mask, 0, nullptr, 0, 0, -1); }
 #endif
 
+#if FIXTURE_VERSION == 7
+// The v6 table the v7 fixture exports too (below): refuses everything.
+ncclResult_t refusingInit(void**, uint64_t, int*, const char*, int, int, int, LogFn) { return ncclInternalError; }
+ncclResult_t unusedStart(void*, void**, ProfDescrV6*) { return ncclInternalError; }
+ncclResult_t unusedStop(void*) { return ncclInternalError; }
+ncclResult_t unusedRecord(void*, int, ProfStateArgsV5*) { return ncclInternalError; }
+ncclResult_t unusedFinalize(void*) { return ncclInternalError; }
+#endif
+
 }  // namespace
 
 extern "C" {
@@ -315,6 +352,13 @@ __attribute__((visibility("default"))) void acclTestProfilerReset() {
 #define ACCL_CAT(a, b) ACCL_CAT2(a, b)
 #define ACCL_TABLE_TYPE ACCL_CAT(ProfilerV, FIXTURE_VERSION)
 #define ACCL_SYMBOL ACCL_CAT(ncclProfiler_v, FIXTURE_VERSION)
+
+#if FIXTURE_VERSION == 7
+// Plugins export several versions; NCCL takes the newest. This v6 table fails its init, so a
+// loader that picked it would leave the communicator without a profiler.
+__attribute__((visibility("default"))) ProfilerV6 ncclProfiler_v6 = {"acclTestRefusingV6", refusingInit, unusedStart,
+                                                                    unusedStop, unusedRecord, unusedFinalize};
+#endif
 
 __attribute__((visibility("default"))) ACCL_TABLE_TYPE ACCL_SYMBOL = {
     "acclTestRecorder", init, startEvent, stopEvent,

@@ -1,7 +1,7 @@
 // The recording profiler plugin's log, as tests read it: every context the plugin's init made
 // (one per communicator) and every event it was given, in order, with the descriptor's fields
 // turned into one shape whatever the plugin's ABI version (v1's indices become the names later
-// versions send). Built as libnccl-profiler-acclTestV<N>.so for N = 1..6 (recording_profiler.cc);
+// versions send). Built as libnccl-profiler-acclTestV<N>.so for N = 1..7 (recording_profiler.cc);
 // a test reaches the log through acclTestProfilerLog(), found with dlsym in the same library
 // the communicator loaded.
 //
@@ -39,7 +39,14 @@ struct RecordedEvent {
   int nChannels = 0, nWarps = 0, channelId = -1, groupDepth = 0, op = -1;
   uint64_t pTimer = 0;
   size_t trafficBytes = 0;
-  bool graphCaptured = false;  // v5 / v6 CollApi and P2pApi
+  bool graphCaptured = false;  // v5+ CollApi and P2pApi
+  // v7: CollApi / P2pApi / Coll / P2p's userTag; Coll's kernel variant (kernelVariantNull: it
+  // was a null pointer) and symmetric flag. KernelPhase events fill channelId, pTimer and func
+  // (the phase's name).
+  uint64_t userTag = 0;
+  std::string kernelVariant;
+  bool kernelVariantNull = false;
+  bool isSymColl = false;
 };
 
 struct RecordedContext {
