@@ -106,6 +106,7 @@ void printUsage(const char* program) {
       "     --coll-min-ctas <n>     ncclCollConfig_t.minCTAs (channel bounds of each call; implies Config)\n"
       "     --coll-max-ctas <n>     ncclCollConfig_t.maxCTAs\n"
       "     --coll-force <0/1>      ncclCollConfig_t.forceAlgSelection (default 1)\n"
+      "     --coll-tag <n>          ncclCollConfig_t.userProfilerTag of every call, for profiler plugins\n"
       "  -u,--unalign <n>           misalign the buffers by n elements\n"
       "  -J,--output_file|--json <file.json>  also write the results as JSON\n"
       "  -t,--nthreads <n>          ranks as threads per process (each thread one rank and communicator)\n"
@@ -142,7 +143,8 @@ int parseOptions(int argc, char** argv, Options* o, std::string* error) {
     kOptCollConfig,
     kOptCollMinCtas,
     kOptCollMaxCtas,
-    kOptCollForce
+    kOptCollForce,
+    kOptCollTag
   };
   static const struct option kLong[] = {
       {"nthreads", required_argument, nullptr, 't'},
@@ -184,6 +186,7 @@ int parseOptions(int argc, char** argv, Options* o, std::string* error) {
       {"coll-min-ctas", required_argument, nullptr, kOptCollMinCtas},
       {"coll-max-ctas", required_argument, nullptr, kOptCollMaxCtas},
       {"coll-force", required_argument, nullptr, kOptCollForce},
+      {"coll-tag", required_argument, nullptr, kOptCollTag},
       {"help", no_argument, nullptr, 'h'},
       {nullptr, 0, nullptr, 0},
   };
@@ -381,6 +384,17 @@ int parseOptions(int argc, char** argv, Options* o, std::string* error) {
         o->collForce = (int)v;
         o->collConfig = true;
         break;
+      case kOptCollTag: {
+        // The top bit is NCCL's (reserved): the library says so, as it does for every other field.
+        char* end = nullptr;
+        errno = 0;
+        const unsigned long long tag = std::strtoull(optarg, &end, 0);
+        if (errno != 0 || end == optarg || *end != '\0' || optarg[0] == '-')
+          return bad("--coll-tag", optarg, "must be an unsigned 64-bit integer");
+        o->collTag = tag;
+        o->collConfig = true;
+        break;
+      }
       case 'h':
         o->help = true;
         break;

@@ -6,6 +6,7 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -61,6 +62,7 @@ struct Options {
   int collMinCtas = -1;            // --coll-min-ctas; -1: unset
   int collMaxCtas = -1;            // --coll-max-ctas; -1: unset
   int collForce = 1;               // --coll-force 0/1 (forceAlgSelection)
+  uint64_t collTag = 0;            // --coll-tag (userProfilerTag); 0: untagged
   int unalign = 0;
   int threads = 1;                 // -t
   int gpus = 1;                    // -g

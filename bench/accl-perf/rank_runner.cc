@@ -256,6 +256,7 @@ class RankRunner {
     if (o_.collMinCtas > 0) c.minCTAs = o_.collMinCtas;
     if (o_.collMaxCtas > 0) c.maxCTAs = o_.collMaxCtas;
     c.forceAlgSelection = o_.collForce;
+    c.userProfilerTag = o_.collTag;
     return c;
   }
 

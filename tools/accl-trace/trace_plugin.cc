@@ -1,5 +1,5 @@
-// accl-trace: an NCCL profiler plugin (ncclProfiler_v6, so NVIDIA's NCCL 2.29+ loads it too)
-// that writes one communicator rank's events as a Chrome / Perfetto trace (the JSON "trace
+// accl-trace: an NCCL profiler plugin (ncclProfiler_v7, which accl and NVIDIA's NCCL 2.31+ take,
+// and ncclProfiler_v6 for NCCL 2.29-2.30, whose events lack the user's tags) that writes one communicator rank's events as a Chrome / Perfetto trace (the JSON "trace
 // event" format: open it in ui.perfetto.dev or chrome://tracing).
 //
 //   NCCL_PROFILER_PLUGIN=accl-trace   (libnccl-profiler-accl-trace.so, installed beside libnccl)
@@ -44,7 +44,7 @@ struct TraceEvent {
   uint32_t parentId = 0;  // 0: none (or not one of ours)
   uint64_t type = 0;
   int64_t startNs = 0, stopNs = 0;
-  ProfDescrV6 d{};  // strings point at the library's constants, which outlive the trace
+  ProfDescrV7 d{};  // strings point at the library's constants, which outlive the trace
   int lastState = -1;
   uint64_t stateValue = 0;  // the last state's argument (step bytes, KernelCh end time)
   int nStates = 0;
@@ -137,26 +137,28 @@ std::string eventName(const TraceEvent& e) {
 // The "args" members of an event's descriptor.
 std::string argsOf(const TraceEvent& e) {
   char buf[512];
-  const ProfDescrV6& d = e.d;
+  const ProfDescrV7& d = e.d;
   switch (e.type) {
     case kGroupApi: std::snprintf(buf, sizeof(buf), ",\"groupDepth\":%d", d.groupApi.groupDepth); break;
     case kCollApi:
-      std::snprintf(buf, sizeof(buf), ",\"count\":%zu,\"datatype\":%s,\"root\":%d", d.collApi.count,
-                    quoted(d.collApi.datatype).c_str(), d.collApi.root);
+      std::snprintf(buf, sizeof(buf), ",\"count\":%zu,\"datatype\":%s,\"root\":%d,\"userTag\":%" PRIu64,
+                    d.collApi.count, quoted(d.collApi.datatype).c_str(), d.collApi.root, d.collApi.userTag);
       break;
     case kP2pApi:
-      std::snprintf(buf, sizeof(buf), ",\"count\":%zu,\"datatype\":%s", d.p2pApi.count, quoted(d.p2pApi.datatype).c_str());
+      std::snprintf(buf, sizeof(buf), ",\"count\":%zu,\"datatype\":%s,\"userTag\":%" PRIu64, d.p2pApi.count,
+                    quoted(d.p2pApi.datatype).c_str(), d.p2pApi.userTag);
       break;
     case kColl:
       std::snprintf(buf, sizeof(buf),
                     ",\"seqNumber\":%" PRIu64 ",\"count\":%zu,\"datatype\":%s,\"root\":%d,\"algo\":%s,\"proto\":%s,"
-                    "\"nChannels\":%d,\"nWarps\":%d",
+                    "\"nChannels\":%d,\"nWarps\":%d,\"userTag\":%" PRIu64,
                     d.coll.seqNumber, d.coll.count, quoted(d.coll.datatype).c_str(), d.coll.root,
-                    quoted(d.coll.algo).c_str(), quoted(d.coll.proto).c_str(), d.coll.nChannels, d.coll.nWarps);
+                    quoted(d.coll.algo).c_str(), quoted(d.coll.proto).c_str(), d.coll.nChannels, d.coll.nWarps,
+                    d.coll.userTag);
       break;
     case kP2p:
-      std::snprintf(buf, sizeof(buf), ",\"peer\":%d,\"count\":%zu,\"datatype\":%s,\"nChannels\":%d", d.p2p.peer,
-                    d.p2p.count, quoted(d.p2p.datatype).c_str(), d.p2p.nChannels);
+      std::snprintf(buf, sizeof(buf), ",\"peer\":%d,\"count\":%zu,\"datatype\":%s,\"nChannels\":%d,\"userTag\":%" PRIu64,
+                    d.p2p.peer, d.p2p.count, quoted(d.p2p.datatype).c_str(), d.p2p.nChannels, d.p2p.userTag);
       break;
     case kKernelCh:
       std::snprintf(buf, sizeof(buf), ",\"channel\":%d,\"startTimer\":%" PRIu64 ",\"stopTimer\":%" PRIu64,
@@ -270,7 +272,41 @@ ncclResult_t traceInit(void** context, uint64_t commId, int* mask, const char* c
   return ncclSuccess;
 }
 
-ncclResult_t traceStart(void* context, void** handle, ProfDescrV6* d) {
+// A v6 descriptor in the v7 shape the trace keeps: the members v7 widened get no tag (0: untagged,
+// as v7 says of a call without one), no kernel variant and no symmetric flag.
+ProfDescrV7 widen(const ProfDescrV6& s) {
+  ProfDescrV7 d{};
+  d.type = s.type;
+  d.parentObj = s.parentObj;
+  d.rank = s.rank;
+  switch (s.type) {
+    case kGroupApi: d.groupApi = s.groupApi; break;
+    case kCollApi:
+      d.collApi = {s.collApi.func, s.collApi.count, s.collApi.datatype, s.collApi.root, s.collApi.stream,
+                   s.collApi.graphCaptured, 0};
+      break;
+    case kP2pApi:
+      d.p2pApi = {s.p2pApi.func, s.p2pApi.count, s.p2pApi.datatype, s.p2pApi.stream, s.p2pApi.graphCaptured, 0};
+      break;
+    case kKernelLaunch: d.kernelLaunch = s.kernelLaunch; break;
+    case kColl:
+      d.coll = {s.coll.seqNumber, s.coll.func,  s.coll.sendBuff, s.coll.recvBuff, s.coll.count,
+                s.coll.root,      s.coll.datatype, s.coll.nChannels, s.coll.nWarps, s.coll.algo,
+                s.coll.proto,     s.coll.parentGroup, nullptr, false, 0};
+      break;
+    case kP2p:
+      d.p2p = {s.p2p.func, s.p2p.buff, s.p2p.datatype, s.p2p.count, s.p2p.peer, s.p2p.nChannels, s.p2p.parentGroup, 0};
+      break;
+    case kProxyOp: d.proxyOp = s.proxyOp; break;
+    case kProxyStep: d.proxyStep = s.proxyStep; break;
+    case kKernelCh: d.kernelCh = s.kernelCh; break;
+    case kNetPlugin: d.netPlugin = s.netPlugin; break;
+    default: break;  // copy-engine events: type and parent only
+  }
+  return d;
+}
+
+ncclResult_t traceStart(void* context, void** handle, ProfDescrV7* d) {
   auto* t = static_cast<Trace*>(context);
   std::lock_guard<std::mutex> lock(t->mutex);
   *handle = nullptr;
@@ -289,6 +325,11 @@ ncclResult_t traceStart(void* context, void** handle, ProfDescrV6* d) {
   if (p >= first && p < first + t->pool.size()) e.parentId = p->id;
   *handle = &e;
   return ncclSuccess;
+}
+
+ncclResult_t traceStartV6(void* context, void** handle, ProfDescrV6* d) {
+  ProfDescrV7 wide = widen(*d);
+  return traceStart(context, handle, &wide);
 }
 
 ncclResult_t traceStop(void* handle) {
@@ -318,6 +359,8 @@ ncclResult_t traceFinalize(void* context) {
 }  // namespace
 
 extern "C" {
-__attribute__((visibility("default"))) ProfilerV6 ncclProfiler_v6 = {"accl-trace", traceInit,   traceStart,
+__attribute__((visibility("default"))) ProfilerV7 ncclProfiler_v7 = {"accl-trace", traceInit,   traceStart,
+                                                                    traceStop,    traceRecord, traceFinalize};
+__attribute__((visibility("default"))) ProfilerV6 ncclProfiler_v6 = {"accl-trace", traceInit,   traceStartV6,
                                                                     traceStop,    traceRecord, traceFinalize};
 }

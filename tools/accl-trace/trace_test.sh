@@ -3,7 +3,7 @@
 # ranks of the host backend with the plugin loaded, and each rank's trace must pass
 # scripts/trace-check.py (the trace-event format, unique ids, parents that exist and start first,
 # every event stopped) with the API calls, operations and channel events of every iteration, and,
-# through the network, the proxy's operations and steps. A
+# through the network, the proxy's operations and steps; the user's profiler tag of a Config call. A
 # broken trace must fail the same check, so the check is known to bite.
 #   trace_test.sh ACCL_PERF TRACE_PLUGIN TRACE_CHECK
 set -eu
@@ -22,6 +22,20 @@ ACCL_BACKEND=host NCCL_P2P_DISABLE=1 NCCL_SHM_DISABLE=1 NCCL_NET=Socket NCCL_SOC
   "$perf" -C all_reduce -g 2 -b 1M -e 1M -n 2 -w 1 > "$dir/perf-net.txt"
 python3 "$check" --expect AllReduce:3 --expect "send 1:1" --expect "recv 1:1" --expect "step 0:1" "$dir/net-r0.json"
 python3 "$check" --expect AllReduce:3 --expect "send 0:1" --expect "recv 0:1" --expect "step 0:1" "$dir/net-r1.json"
+# The user's profiler tag of the Config calls reaches the trace (v7; the v6 entry has none): every
+# all-reduce (warm-up, timed and checking calls) and its API call carry 42, so a plugin taken as
+# v6 or a tag lost on the way fails.
+ACCL_BACKEND=host NCCL_PROFILER_PLUGIN="$plugin" ACCL_TRACE_FILE="$dir/tag-r%r.json" \
+  "$perf" -C all_reduce -g 2 -b 64 -e 64 -n 2 -w 1 --coll-config auto --coll-tag 0x2a > "$dir/perf-tag.txt"
+python3 "$check" --expect AllReduce:3 "$dir/tag-r0.json"
+python3 - "$dir/tag-r0.json" <<'PY'
+import json, sys
+events = json.load(open(sys.argv[1]))["traceEvents"]
+tags = {cat: [e["args"].get("userTag") for e in events if e.get("cat") == cat] for cat in ("Coll", "CollApi")}
+if len(tags["Coll"]) < 3 or len(tags["Coll"]) != len(tags["CollApi"]) or \
+        any(t != 42 for t in tags["Coll"] + tags["CollApi"]):
+    sys.exit(f"accl-trace: expected userTag 42 on every Coll and CollApi event (3 or more each), got {tags}")
+PY
 # The check must refuse a trace whose event names a parent that is not there.
 sed 's/"parent":1,/"parent":999999,/' "$dir/trace-r0.json" > "$dir/broken.json"
 if python3 "$check" "$dir/broken.json" > "$dir/broken.txt"; then
