@@ -16,6 +16,9 @@
 // ProxyStep under a ProxyOp with its bytes, the bytes of each operation's send steps equal to what
 // the ring or the send moves (so no step is counted to the wrong operation), and no ProxyOp for
 // the operations from the capture on.
+// GpuProfiler.NetPluginEventsOverANetPlugin: the same run over the acclTest net plugin (v12, on
+// lo; tests/net_plugin), which reports a NetPlugin event per request: each must hang from a
+// ProxyStep with the plugin's id and data and its update, one per request the step posted.
 #include <cuda_runtime.h>
 #include <dlfcn.h>
 #include <gtest/gtest.h>
@@ -30,6 +33,7 @@
 #include "mp/mp_test_util.h"
 #include "profiler/profiler_abi.h"
 #include "support/rank_launcher.h"
+#include "net_plugin/test_net_profile.h"
 #include "unit/profiler_plugin_fixture/recording_profiler.h"
 
 namespace accl::gputest {
@@ -326,6 +330,44 @@ TEST(GpuProfiler, ProxyOpsAndStepsOverTheNetwork) {
   runWithPlugin({{"NCCL_P2P_DISABLE", "1"}, {"NCCL_SHM_DISABLE", "1"}, {"NCCL_NET", "Socket"},
                  {"NCCL_SOCKET_IFNAME", "lo"}, {"NCCL_ALGO", "Ring"}, {"NCCL_PROTO", "Simple"}},
                 runNetRank, checkProxyEvents);
+}
+
+void checkNetPluginEvents(RecordingLog* log, int rank) {
+  checkProxyEvents(log, rank);
+  SCOPED_TRACE("rank " + std::to_string(rank));
+  const RecordedContext* c = contextOf(log, rank);
+  ASSERT_NE(c, nullptr);
+  std::map<const void*, const RecordedEvent*> byHandle;
+  std::map<const void*, int> pluginEventsOf;  // ProxyStep -> its NetPlugin events
+  for (const RecordedEvent* e : c->events) {
+    byHandle[e] = e;
+    if (e->type != kNetPlugin) continue;
+    const RecordedEvent* step = e->parent ? byHandle[e->parent] : nullptr;
+    ASSERT_TRUE(step && step->type == kProxyStep) << "NetPlugin event without a ProxyStep parent";
+    ++pluginEventsOf[step];
+    EXPECT_EQ(e->pluginId, testnet::kTestNetProfId);
+    EXPECT_EQ(e->pluginData, reinterpret_cast<const void*>(testnet::kTestNetStartData));
+    ASSERT_EQ(e->states, std::vector<int>{kNetPluginUpdate});
+    EXPECT_EQ(e->stateValues[0], testnet::kTestNetUpdateData);
+  }
+  int steps = 0;
+  for (const RecordedEvent* e : c->events) {
+    if (e->type != kProxyStep) continue;
+    ++steps;
+    const bool isSend = byHandle[e->parent]->op == 1, payload = e->stateValues[0] > 0;
+    EXPECT_EQ(pluginEventsOf[e], (isSend ? 1 : 0) + (payload ? 1 : 0))
+        << (isSend ? "send" : "receive") << " step " << e->seqNumber << ": header and payload requests";
+  }
+  EXPECT_GT(steps, 0);
+}
+
+TEST(GpuProfiler, NetPluginEventsOverANetPlugin) {
+  const std::string why = noDeviceReason();
+  if (!why.empty()) GTEST_SKIP() << why;
+  runWithPlugin({{"NCCL_P2P_DISABLE", "1"}, {"NCCL_SHM_DISABLE", "1"}, {"NCCL_NET_PLUGIN", ACCL_TEST_NET_PLUGIN_V12},
+                 {"NCCL_NET", "acclTest"}, {"ACCL_TEST_NET_IFNAME", "lo"}, {"NCCL_ALGO", "Ring"},
+                 {"NCCL_PROTO", "Simple"}},
+                runNetRank, checkNetPluginEvents);
 }
 
 }  // namespace
