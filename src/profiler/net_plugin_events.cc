@@ -34,9 +34,12 @@ void* NetStepParent::startEvent(int64_t pluginId, void* data) {
 void NetStepParent::stopEvent(void* eHandle) {
   auto* s = static_cast<Slot*>(eHandle);
   if (!s || !s->busy.load(std::memory_order_acquire)) return;
-  s->prof->stop(s->handle);
-  s->handle = nullptr;
-  s->busy.store(false, std::memory_order_release);
+  // The slot is ours until released: one of two racing stops (the plugin's, teardown's) wins.
+  CommProfiler* prof = s->prof;
+  void* handle = s->handle;
+  bool busy = true;
+  if (!s->busy.compare_exchange_strong(busy, false, std::memory_order_acq_rel)) return;
+  prof->stop(handle);
 }
 
 void NetStepParent::updateEvent(void* eHandle, void* data) {
