@@ -12,6 +12,8 @@
 //   - data moves only inside test(): each message is a 16-byte header {tag, size} and the bytes;
 //     receives are matched in posting order and must carry the posted tag and fit the buffer.
 // One device, host memory only, one buffer per receive (maxRecvs 1), 32 requests per comm.
+// v10 and later report a NetPlugin event per request through the profiler callback
+// (test_net_profile.h), whatever profiler handle they are given, null included.
 #include <arpa/inet.h>
 #include <netinet/in.h>
 #include <poll.h>
@@ -29,6 +31,7 @@
 #include <type_traits>
 #include <vector>
 
+#include "test_net_profile.h"
 #include "test_net_tcp.h"
 #include "transports/net/plugin/net_plugin_abi.h"
 
@@ -44,6 +47,7 @@ constexpr uint64_t kMagic = 0x61636c5465737431ull;  // "acTest1"
 constexpr int kMaxRequests = 32;
 
 LogFn gLog = nullptr;
+ProfilerFn gProf = nullptr;  // v10+: the callback init was given
 #define TLOG(level, ...)                                                      \
   do {                                                                        \
     if (gLog) gLog((level), 0x10 /* NET */, __FILE__, __LINE__, __VA_ARGS__); \
@@ -103,6 +107,7 @@ struct Request {
   size_t dataDone = 0;
   size_t received = 0;
   bool done = false;
+  void* profEvent = nullptr;  // the NetPlugin event the profiler callback made (null: none)
 };
 
 struct Comm {
@@ -286,7 +291,18 @@ ncclResult_t doDeregMr(void* comm, void* mhandle) {
   return ncclSuccess;
 }
 
-ncclResult_t doPost(Comm* c, void* data, size_t size, int tag, void** request) {
+// The request's NetPlugin event: start (with an update) when posted, stop when done.
+void profStart(Request* r, void* profHandle) {
+  if (!gProf) return;
+  using namespace accl::testnet;
+  gProf(&r->profEvent, 0, profHandle, kTestNetProfId, reinterpret_cast<void*>(kTestNetStartData));
+  gProf(&r->profEvent, 2, profHandle, kTestNetProfId, reinterpret_cast<void*>(kTestNetUpdateData));
+}
+void profStop(Request* r) {
+  if (gProf) gProf(&r->profEvent, 1, nullptr, accl::testnet::kTestNetProfId, nullptr);
+}
+
+ncclResult_t doPost(Comm* c, void* data, size_t size, int tag, void* profHandle, void** request) {
   *request = nullptr;
   if (c->error != ncclSuccess) return c->error;
   if (c->live.size() >= size_t(kMaxRequests)) return ncclSuccess;  // busy: the caller retries
@@ -294,18 +310,22 @@ ncclResult_t doPost(Comm* c, void* data, size_t size, int tag, void** request) {
   if (c->send) r->header = {uint32_t(tag), 0, size};
   c->queue.push_back(r);
   c->live.insert(r);
+  profStart(r, profHandle);
   *request = r;
   return ncclSuccess;
 }
 
-ncclResult_t doIsend(void* sendComm, void* data, size_t size, int tag, void* mhandle, void** request) {
-  return doPost(static_cast<Comm*>(sendComm), data, size, tag, request);
+ncclResult_t doIsend(void* sendComm, void* data, size_t size, int tag, void* mhandle, void* profHandle,
+                     void** request) {
+  return doPost(static_cast<Comm*>(sendComm), data, size, tag, profHandle, request);
 }
 
-ncclResult_t doIrecv(void* recvComm, int n, void** data, const size_t* sizes, int* tags, void** request) {
+ncclResult_t doIrecv(void* recvComm, int n, void** data, const size_t* sizes, int* tags, void** profHandles,
+                     void** request) {
   *request = nullptr;
   if (n != 1) return ncclInternalError;  // maxRecvs is 1
-  return doPost(static_cast<Comm*>(recvComm), data[0], sizes[0], tags[0], request);
+  return doPost(static_cast<Comm*>(recvComm), data[0], sizes[0], tags[0], profHandles ? profHandles[0] : nullptr,
+                request);
 }
 
 // Moves bytes for the requests at the head of the queue until the socket would block.
@@ -360,6 +380,7 @@ ncclResult_t doTest(void* request, int* done, int* sizes) {
   if (!r->done) return ncclSuccess;
   *done = 1;
   if (sizes) sizes[0] = int(r->comm->send ? r->size : r->received);
+  profStop(r);
   r->comm->live.erase(r);
   delete r;
   return ncclSuccess;
@@ -373,7 +394,7 @@ ncclResult_t doIflush(void* recvComm, int n, void** data, int* sizes, void** mha
 ncclResult_t doCloseComm(void* comm) {
   auto* c = static_cast<Comm*>(comm);
   if (!c) return ncclSuccess;
-  for (Request* r : c->live) delete r;  // the caller may not test them after close
+  for (Request* r : c->live) profStop(r), delete r;  // the caller may not test them after close
   close(c->fd);
   delete c;
   return ncclSuccess;
@@ -411,8 +432,9 @@ T makeTable() {
   T t{};
   t.name = "acclTest";
   if constexpr (V >= 11) {
-    t.init = [](void** ctx, uint64_t commId, PluginCommConfig* config, LogFn log, ProfilerFn) -> ncclResult_t {
+    t.init = [](void** ctx, uint64_t commId, PluginCommConfig* config, LogFn log, ProfilerFn prof) -> ncclResult_t {
       ncclResult_t res = doInit(log);
+      gProf = prof;
       auto* c = new Context{commId};
       *ctx = c;
       TLOG(kInfo, "acclTest: context for comm %llx (traffic class %d)", (unsigned long long)commId,
@@ -429,7 +451,7 @@ T makeTable() {
     t.connect = [](void*, int dev, void* h, void** s, DeviceHandle**) { return doConnect(dev, h, s); };
   } else {
     if constexpr (V == 10)
-      t.init = [](LogFn log, ProfilerFn) { return doInit(log); };
+      t.init = [](LogFn log, ProfilerFn prof) { return gProf = prof, doInit(log); };
     else
       t.init = [](LogFn log) { return doInit(log); };
     t.listen = [](int dev, void* h, void** l) { return doListen(dev, h, l); };
@@ -453,24 +475,26 @@ T makeTable() {
   t.deregMr = doDeregMr;
   if constexpr (V <= 8) {
     t.isend = [](void* c, void* d, int size, int tag, void* m, void** r) {
-      return doIsend(c, d, size_t(size), tag, m, r);
+      return doIsend(c, d, size_t(size), tag, m, nullptr, r);
     };
     t.irecv = [](void* c, int n, void** d, int* sizes, int* tags, void**, void** r) {
       size_t wide[8];
       for (int i = 0; i < n && i < 8; ++i) wide[i] = sizes[i] < 0 ? 0 : size_t(sizes[i]);
-      return doIrecv(c, n, d, wide, tags, r);
+      return doIrecv(c, n, d, wide, tags, nullptr, r);
     };
   } else if constexpr (V == 9) {
-    t.isend = [](void* c, void* d, size_t size, int tag, void* m, void** r) { return doIsend(c, d, size, tag, m, r); };
+    t.isend = [](void* c, void* d, size_t size, int tag, void* m, void** r) {
+      return doIsend(c, d, size, tag, m, nullptr, r);
+    };
     t.irecv = [](void* c, int n, void** d, size_t* sizes, int* tags, void**, void** r) {
-      return doIrecv(c, n, d, sizes, tags, r);
+      return doIrecv(c, n, d, sizes, tags, nullptr, r);
     };
   } else {
-    t.isend = [](void* c, void* d, size_t size, int tag, void* m, void*, void** r) {
-      return doIsend(c, d, size, tag, m, r);
+    t.isend = [](void* c, void* d, size_t size, int tag, void* m, void* p, void** r) {
+      return doIsend(c, d, size, tag, m, p, r);
     };
-    t.irecv = [](void* c, int n, void** d, size_t* sizes, int* tags, void**, void**, void** r) {
-      return doIrecv(c, n, d, sizes, tags, r);
+    t.irecv = [](void* c, int n, void** d, size_t* sizes, int* tags, void**, void** p, void** r) {
+      return doIrecv(c, n, d, sizes, tags, p, r);
     };
   }
   t.iflush = doIflush;

@@ -19,9 +19,11 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <string>
 
 #include "device/common/fifo.h"
+#include "profiler/net_plugin_events.h"
 #include "transports/net/net_device.h"
 #include "transports/transport.h"
 
@@ -111,9 +113,12 @@ struct NetConnResources : TransportResources {
   } steps[kFifoSteps];
 
   // Profiler (null: none): the communicator's context and the backend's marks of the operations
-  // on this end (ConnEnd::profOps), which parent the ProxyStep events (net_profile.cc).
+  // on this end (ConnEnd::profOps), which parent the ProxyStep events (net_profile.cc); when the
+  // plugin wants NetPlugin events, one parent per step slot for the device's own events (the
+  // requests' profiler handle, profiler/net_plugin_events.h), else none.
   prof::CommProfiler* prof = nullptr;
   prof::ProxyOpMarks* profOps = nullptr;
+  std::unique_ptr<prof::NetStepParent[]> profParents;
 
   // The address of this end's memory at `p` (a host address in mem) as the Prims use it.
   void* forPrims(void* p) const { return memDevice + (static_cast<char*>(p) - mem); }
@@ -132,11 +137,12 @@ struct NetConnResources : TransportResources {
   void releaseMemory();
 };
 
-// ProxyStep events (net_profile.cc), each a no-op without a profiler: a step of this end was
-// posted to the device (`bytes` of payload; its operation's ProxyOp parents it), and the step is
-// complete (the operations whose steps are all complete get their ProxyOp stopped). Teardown
-// stops whatever is still open.
-void netProfileStepPosted(NetConnResources* r, uint64_t step, size_t bytes);
+// ProxyStep events (net_profile.cc), each a no-op without a profiler: a step of this end is about
+// to be posted to the device (`bytes` of payload; its operation's ProxyOp parents it; called
+// again while the device refuses its requests, it starts the event once) and returns the profiler
+// handle its requests carry (null: none); the step is complete (the operations whose steps are
+// all complete get their ProxyOp stopped). Teardown stops whatever is still open.
+void* netProfileStepBegin(NetConnResources* r, uint64_t step, size_t bytes);
 void netProfileStepDone(NetConnResources* r, uint64_t step);
 void netProfileRetireAll(NetConnResources* r);
 

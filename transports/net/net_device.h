@@ -119,6 +119,19 @@ class NetDevice {
   // Posts `n` (1..maxRecvs) receives as one request, each buffer with its own size and tag.
   virtual ncclResult_t irecv(NetRecvComm* comm, int n, void** data, size_t* sizes, int* tags,
                              NetMemHandle** mhandles, NetRequest** request) = 0;
+  // The same posts carrying the request's profiler handle (NCCL's phandle): the
+  // prof::NetStepParent of the FIFO step the request moves, or null. A device whose requests
+  // report profiler events of their own (an external v10+ plugin, profiler/net_plugin_events.h)
+  // hands it on; the built-in devices report none and post as above.
+  virtual ncclResult_t isendProfiled(NetSendComm* comm, void* data, size_t size, int tag, NetMemHandle* mhandle,
+                                     void* profHandle, NetRequest** request) {
+    return isend(comm, data, size, tag, mhandle, request);
+  }
+  // `profHandles`: one per buffer (null: none at all).
+  virtual ncclResult_t irecvProfiled(NetRecvComm* comm, int n, void** data, size_t* sizes, int* tags,
+                                     NetMemHandle** mhandles, void** profHandles, NetRequest** request) {
+    return irecv(comm, n, data, sizes, tags, mhandles, request);
+  }
   // Makes received data visible to the GPU (GPUDirect RDMA); *request null when nothing to do.
   virtual ncclResult_t iflush(NetRecvComm* comm, int n, void** data, int* sizes, NetMemHandle** mhandles,
                               NetRequest** request) = 0;

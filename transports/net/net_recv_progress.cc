@@ -41,22 +41,33 @@ ncclResult_t postPayload(NetConnResources* r, uint64_t s, bool* posted) {
                   static_cast<unsigned long long>(s), h.step, bytes, ll ? "LL" : "Simple", capacity);
     return r->failWith(ncclRemoteError, what);
   }
+  // The step slot's previous step must be complete (for a payload the Prims' release below
+  // implies it; an empty step would otherwise take over a receive still in flight).
+  if (r->doneStep + kFifoSteps <= s) return ncclSuccess;
   NetConnResources::Step& st = r->steps[s % kFifoSteps];
   if (bytes == 0) {
-    st = NetConnResources::Step{nullptr, nullptr, h.info, true};
+    st.hdr = st.data = nullptr;
+    st.info = h.info;
+    st.complete = true;
+    if (r->prof) netProfileStepBegin(r, s, 0);
     *posted = true;
     return ncclSuccess;
   }
   const uint64_t released = counter(r->head).load(std::memory_order_acquire);
   if (released + kFifoSteps <= s) return ncclSuccess;  // the Prims still read the slot
+  void* profHandle = r->prof ? netProfileStepBegin(r, s, bytes) : nullptr;
   void* data = ll ? static_cast<void*>(r->bounceSlot(s)) : static_cast<void*>(r->simpleSlot(s));
   size_t size = capacity;
   int tag = kNetDataTag;
   NetRequest* req = nullptr;
-  ncclResult_t res = r->net->irecv(r->recvComm, 1, &data, &size, &tag, &r->mhandle, &req);
+  ncclResult_t res = r->net->irecvProfiled(r->recvComm, 1, &data, &size, &tag, &r->mhandle,
+                                           profHandle ? &profHandle : nullptr, &req);
   if (res != ncclSuccess) return r->failWith(res, "posting a step's receive");
   if (!req) return ncclSuccess;
-  st = NetConnResources::Step{nullptr, req, h.info, false};
+  st.hdr = nullptr;
+  st.data = req;
+  st.info = h.info;
+  st.complete = false;
   *posted = true;
   return ncclSuccess;
 }
@@ -97,7 +108,6 @@ ncclResult_t netRecvProgress(NetConnResources* r, bool* progressed) {
     bool posted = false;
     ACCL_CHECK(postPayload(r, s, &posted));
     if (!posted) break;
-    if (r->prof) netProfileStepPosted(r, s, r->headers[s % kFifoSteps].info & ~kFifoStepLL);
     r->hdrReady = false;
     r->postStep++;
     *progressed = true;

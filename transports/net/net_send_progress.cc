@@ -48,15 +48,20 @@ ncclResult_t netSendProgress(NetConnResources* r, bool* progressed) {
     const bool ll = (info & kFifoStepLL) != 0;
     if (bytes > (ll ? r->llSlotBytes() : r->layout.simpleSlotBytes))
       return r->failWith(ncclInternalError, "a step larger than its slot was published");
+    void* profHandle = r->prof ? netProfileStepBegin(r, s, bytes) : nullptr;
     if (!r->hdrPosted) {
       NetStepHeader* h = &r->headers[s % kFifoSteps];
       h->info = netWireInfo(info);
       h->step = static_cast<uint32_t>(s);
       NetRequest* req = nullptr;
-      ncclResult_t res = r->net->isend(r->sendComm, h, sizeof(*h), kNetHeaderTag, r->mhandle, &req);
+      ncclResult_t res =
+          r->net->isendProfiled(r->sendComm, h, sizeof(*h), kNetHeaderTag, r->mhandle, profHandle, &req);
       if (res != ncclSuccess) return r->failWith(res, "posting a step header");
       if (!req) break;
-      st = NetConnResources::Step{req, nullptr, info, false};
+      st.hdr = req;
+      st.data = nullptr;
+      st.info = info;
+      st.complete = false;
       r->hdrPosted = true;
       *progressed = true;
     }
@@ -64,14 +69,14 @@ ncclResult_t netSendProgress(NetConnResources* r, bool* progressed) {
       const void* src = nullptr;
       ACCL_CHECK(netStepSource(r, s, info, &src));
       NetRequest* req = nullptr;
-      ncclResult_t res = r->net->isend(r->sendComm, const_cast<void*>(src), bytes, kNetDataTag, r->mhandle, &req);
+      ncclResult_t res = r->net->isendProfiled(r->sendComm, const_cast<void*>(src), bytes, kNetDataTag, r->mhandle,
+                                               profHandle, &req);
       if (res != ncclSuccess) return r->failWith(res, "posting a step's data");
       if (!req) break;
       st.data = req;
       netCountUserSend(r, s, info);
     }
     r->hdrPosted = false;
-    if (r->prof) netProfileStepPosted(r, s, bytes);
     r->postStep++;
     *progressed = true;
   }

@@ -160,6 +160,7 @@ ncclResult_t newResources(const ConnSetup& s, ConnSide side, ConnEnd* end, NetCo
   r->channel = s.channel;
   r->prof = ctx->profiler();
   r->profOps = &end->profOps;
+  if (r->prof && r->prof->wants(prof::kNetPlugin)) r->profParents = std::make_unique<prof::NetStepParent[]>(kFifoSteps);
   r->cudaDev = s.self->gpuFifos == 1 ? s.self->cudaDev : -1;  // the kernel reaches the FIFO
   r->peerHost.assign(s.peer->place.hostname, strnlen(s.peer->place.hostname, sizeof(s.peer->place.hostname)));
   ncclResult_t rc = ctx->device(&r->net);

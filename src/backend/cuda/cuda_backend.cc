@@ -495,6 +495,9 @@ ncclResult_t CudaBackend::launch(std::unique_ptr<Plan> plan) {
     packed.args.header.itemTimes = static_cast<uint64_t*>(f.itemTimes.dev);
   }
 
+  // ProxyOp events: marked on the network ends before the kernel can publish a step.
+  if (profiler) proxyOps_.onLaunch(*profiler, view_, *plan, packed, captured);
+
   // Join: the kernel waits for the earlier work of every other stream of the group...
   for (size_t i = 1; i < plan->streams.size(); ++i) {
     ACCL_CUDA_CHECK(cudaEventRecord(joinEvent_, plan->streams[i]));

@@ -48,6 +48,7 @@
 #include <vector>
 
 #include "backend/cuda/kernel_args.h"
+#include "backend/cuda/proxy_op_events.h"
 #include "backend/cuda/work_batch.h"
 #include "core/engine/backend.h"
 #include "device/cuda/cuda_memory.h"
@@ -158,6 +159,7 @@ class CudaBackend final : public CommBackend {
   uint64_t launches_ = 0;
   std::atomic<uint64_t> scratchBytes_{0};
   bool graphHold_ = false;  // a launch was captured: cuda::holdForGraphs until destruction
+  CudaProxyOps proxyOps_;   // ProxyOp events on network ends (profiler only)
 
   std::atomic<bool> stopping_{false};  // releaseConnections(stopRunning) holds the device flag raised
   std::atomic<bool> stopWatcher_{false};

@@ -108,6 +108,12 @@ RecordedEvent* common(RecordedContext* c, const D* d) {
   } else if (d->type == kProxyStep) {
     e->seqNumber = static_cast<uint64_t>(d->proxyStep.step);
   }
+  if constexpr (requires { d->netPlugin; }) {
+    if (d->type == kNetPlugin) {
+      e->pluginId = d->netPlugin.id;
+      e->pluginData = d->netPlugin.data;
+    }
+  }
   return e;
 }
 

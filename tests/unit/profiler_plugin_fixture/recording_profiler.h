@@ -47,6 +47,8 @@ struct RecordedEvent {
   std::string kernelVariant;
   bool kernelVariantNull = false;
   bool isSymColl = false;
+  int64_t pluginId = 0;  // v3+ NetPlugin: the net plugin's id and data
+  const void* pluginData = nullptr;
 };
 
 struct RecordedContext {

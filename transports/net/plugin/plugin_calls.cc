@@ -4,6 +4,7 @@
 
 #include <climits>
 
+#include "profiler/net_plugin_events.h"
 #include "util/check.h"
 
 namespace accl::netplugin {
@@ -47,12 +48,6 @@ struct Abi<12> {
   using Props = PropsV12;
 };
 
-// accl has no net profiler: plugins that report events get a callback that records nothing.
-ncclResult_t ignoreProfilerEvent(void** eventHandle, int, void*, int64_t, void*) {
-  if (eventHandle) *eventHandle = nullptr;
-  return ncclSuccess;
-}
-
 template <int V>
 class VersionCalls final : public PluginCalls {
   using Table = typename Abi<V>::Table;
@@ -68,9 +63,9 @@ class VersionCalls final : public PluginCalls {
     *ctx = nullptr;
     if constexpr (V >= 11) {
       PluginCommConfig config{trafficClass};
-      return t_->init(ctx, commId, &config, log, ignoreProfilerEvent);
+      return t_->init(ctx, commId, &config, log, prof::netPluginProfilerCallback);
     } else if constexpr (V == 10) {
-      return t_->init(log, ignoreProfilerEvent);
+      return t_->init(log, prof::netPluginProfilerCallback);
     } else {
       return t_->init(log);
     }
@@ -157,19 +152,20 @@ class VersionCalls final : public PluginCalls {
 
   ncclResult_t deregMr(void* comm, void* mhandle) override { return t_->deregMr(comm, mhandle); }
 
-  ncclResult_t isend(void* sendComm, void* data, size_t size, int tag, void* mhandle, void** request) override {
+  ncclResult_t isend(void* sendComm, void* data, size_t size, int tag, void* mhandle, void* profHandle,
+                     void** request) override {
     if constexpr (V <= 8) {
       if (size > kPreV9MaxMessageBytes) return tooLarge("isend", size);
       return t_->isend(sendComm, data, static_cast<int>(size), tag, mhandle, request);
     } else if constexpr (V == 9) {
       return t_->isend(sendComm, data, size, tag, mhandle, request);
     } else {
-      return t_->isend(sendComm, data, size, tag, mhandle, /*profHandle=*/nullptr, request);
+      return t_->isend(sendComm, data, size, tag, mhandle, profHandle, request);
     }
   }
 
   ncclResult_t irecv(void* recvComm, int n, void** data, const size_t* sizes, int* tags, void** mhandles,
-                     void** request) override {
+                     void** profHandles, void** request) override {
     if constexpr (V <= 8) {
       int intSizes[kNetMaxRecvs];
       for (int i = 0; i < n; ++i) {
@@ -183,8 +179,8 @@ class VersionCalls final : public PluginCalls {
       if constexpr (V == 9) {
         return t_->irecv(recvComm, n, data, copy, tags, mhandles, request);
       } else {
-        void* profHandles[kNetMaxRecvs] = {};
-        return t_->irecv(recvComm, n, data, copy, tags, mhandles, profHandles, request);
+        void* none[kNetMaxRecvs] = {};
+        return t_->irecv(recvComm, n, data, copy, tags, mhandles, profHandles ? profHandles : none, request);
       }
     }
   }

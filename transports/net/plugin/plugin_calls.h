@@ -3,8 +3,8 @@
 // the differences: int sizes before v9 (checked, never truncated), the per-communicator init
 // context of v11+ (older plugins get one process-wide init, arranged by PluginLibrary), the
 // traffic class (a connect argument in v10, an init argument from v11, absent before), the
-// device-offload handle (accl never requests offload) and the profiler arguments (a no-op
-// callback and null handles).
+// device-offload handle (accl never requests offload) and the profiler arguments of v10+ (the
+// callback of profiler/net_plugin_events.h and each request's handle; older plugins get neither).
 #pragma once
 
 #include <cstddef>
@@ -37,10 +37,12 @@ class PluginCalls {
   virtual ncclResult_t accept(void* listenComm, void** recvComm) = 0;
   virtual ncclResult_t regMr(void* comm, void* data, size_t size, int type, void** mhandle) = 0;
   virtual ncclResult_t deregMr(void* comm, void* mhandle) = 0;
-  virtual ncclResult_t isend(void* sendComm, void* data, size_t size, int tag, void* mhandle, void** request) = 0;
-  // n <= kNetMaxRecvs.
-  virtual ncclResult_t irecv(void* recvComm, int n, void** data, const size_t* sizes, int* tags, void** mhandles,
+  // profHandle(s): the request's profiler handle (NetDevice::isendProfiled), null for none.
+  virtual ncclResult_t isend(void* sendComm, void* data, size_t size, int tag, void* mhandle, void* profHandle,
                              void** request) = 0;
+  // n <= kNetMaxRecvs; profHandles null or n entries.
+  virtual ncclResult_t irecv(void* recvComm, int n, void** data, const size_t* sizes, int* tags, void** mhandles,
+                             void** profHandles, void** request) = 0;
   virtual ncclResult_t iflush(void* recvComm, int n, void** data, int* sizes, void** mhandles, void** request) = 0;
   // sizes: room for kNetMaxRecvs ints.
   virtual ncclResult_t test(void* request, int* done, int* sizes) = 0;

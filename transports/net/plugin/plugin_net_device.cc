@@ -195,10 +195,15 @@ ncclResult_t PluginNetDevice::deregMr(void* comm, NetMemHandle* mhandle) {
 
 ncclResult_t PluginNetDevice::isend(NetSendComm* comm, void* data, size_t size, int tag, NetMemHandle* mhandle,
                                     NetRequest** request) {
+  return isendProfiled(comm, data, size, tag, mhandle, nullptr, request);
+}
+
+ncclResult_t PluginNetDevice::isendProfiled(NetSendComm* comm, void* data, size_t size, int tag,
+                                            NetMemHandle* mhandle, void* profHandle, NetRequest** request) {
   *request = nullptr;
   void* raw = nullptr;
   auto* send = static_cast<PluginSendComm*>(comm);
-  ncclResult_t res = calls_.isend(send->raw, data, size, tag, rawOf(mhandle), &raw);
+  ncclResult_t res = calls_.isend(send->raw, data, size, tag, rawOf(mhandle), profHandle, &raw);
   if (res != ncclSuccess) return failed("isend", res);
   if (raw) *request = new PluginRequest(raw, 1, send);
   return ncclSuccess;
@@ -206,6 +211,11 @@ ncclResult_t PluginNetDevice::isend(NetSendComm* comm, void* data, size_t size, 
 
 ncclResult_t PluginNetDevice::irecv(NetRecvComm* comm, int n, void** data, size_t* sizes, int* tags,
                                     NetMemHandle** mhandles, NetRequest** request) {
+  return irecvProfiled(comm, n, data, sizes, tags, mhandles, nullptr, request);
+}
+
+ncclResult_t PluginNetDevice::irecvProfiled(NetRecvComm* comm, int n, void** data, size_t* sizes, int* tags,
+                                            NetMemHandle** mhandles, void** profHandles, NetRequest** request) {
   *request = nullptr;
   if (n < 1 || n > kNetMaxRecvs)
     return fail(ncclInvalidArgument, "NET/Plugin %s: irecv: n = %d is not in 1..%d", name(), n, kNetMaxRecvs);
@@ -213,7 +223,7 @@ ncclResult_t PluginNetDevice::irecv(NetRecvComm* comm, int n, void** data, size_
   for (int i = 0; i < n; ++i) rawHandles[i] = rawOf(mhandles ? mhandles[i] : nullptr);
   void* raw = nullptr;
   auto* recv = static_cast<PluginRecvComm*>(comm);
-  ncclResult_t res = calls_.irecv(recv->raw, n, data, sizes, tags, rawHandles, &raw);
+  ncclResult_t res = calls_.irecv(recv->raw, n, data, sizes, tags, rawHandles, profHandles, &raw);
   if (res != ncclSuccess) return failed("irecv", res);
   if (raw) *request = new PluginRequest(raw, n, recv);
   return ncclSuccess;

@@ -49,6 +49,10 @@ class PluginNetDevice final : public NetDevice {
                      NetRequest** request) override;
   ncclResult_t irecv(NetRecvComm* comm, int n, void** data, size_t* sizes, int* tags, NetMemHandle** mhandles,
                      NetRequest** request) override;
+  ncclResult_t isendProfiled(NetSendComm* comm, void* data, size_t size, int tag, NetMemHandle* mhandle,
+                             void* profHandle, NetRequest** request) override;
+  ncclResult_t irecvProfiled(NetRecvComm* comm, int n, void** data, size_t* sizes, int* tags,
+                             NetMemHandle** mhandles, void** profHandles, NetRequest** request) override;
   ncclResult_t iflush(NetRecvComm* comm, int n, void** data, int* sizes, NetMemHandle** mhandles,
                       NetRequest** request) override;
   ncclResult_t test(NetRequest* request, int* done, size_t* sizes) override;
