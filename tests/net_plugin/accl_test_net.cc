@@ -20,6 +20,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
@@ -47,7 +48,8 @@ constexpr uint64_t kMagic = 0x61636c5465737431ull;  // "acTest1"
 constexpr int kMaxRequests = 32;
 
 LogFn gLog = nullptr;
-ProfilerFn gProf = nullptr;  // v10+: the callback init was given
+// v10+: the callback init was given (atomic: communicators on parallel threads each run init)
+std::atomic<ProfilerFn> gProf{nullptr};
 #define TLOG(level, ...)                                                      \
   do {                                                                        \
     if (gLog) gLog((level), 0x10 /* NET */, __FILE__, __LINE__, __VA_ARGS__); \
@@ -293,13 +295,14 @@ ncclResult_t doDeregMr(void* comm, void* mhandle) {
 
 // The request's NetPlugin event: start (with an update) when posted, stop when done.
 void profStart(Request* r, void* profHandle) {
-  if (!gProf) return;
+  const ProfilerFn prof = gProf.load();
+  if (!prof) return;
   using namespace accl::testnet;
-  gProf(&r->profEvent, 0, profHandle, kTestNetProfId, reinterpret_cast<void*>(kTestNetStartData));
-  gProf(&r->profEvent, 2, profHandle, kTestNetProfId, reinterpret_cast<void*>(kTestNetUpdateData));
+  prof(&r->profEvent, 0, profHandle, kTestNetProfId, reinterpret_cast<void*>(kTestNetStartData));
+  prof(&r->profEvent, 2, profHandle, kTestNetProfId, reinterpret_cast<void*>(kTestNetUpdateData));
 }
 void profStop(Request* r) {
-  if (gProf) gProf(&r->profEvent, 1, nullptr, accl::testnet::kTestNetProfId, nullptr);
+  if (const ProfilerFn prof = gProf.load()) prof(&r->profEvent, 1, nullptr, accl::testnet::kTestNetProfId, nullptr);
 }
 
 ncclResult_t doPost(Comm* c, void* data, size_t size, int tag, void* profHandle, void** request) {
@@ -434,7 +437,7 @@ T makeTable() {
   if constexpr (V >= 11) {
     t.init = [](void** ctx, uint64_t commId, PluginCommConfig* config, LogFn log, ProfilerFn prof) -> ncclResult_t {
       ncclResult_t res = doInit(log);
-      gProf = prof;
+      gProf.store(prof);
       auto* c = new Context{commId};
       *ctx = c;
       TLOG(kInfo, "acclTest: context for comm %llx (traffic class %d)", (unsigned long long)commId,
@@ -451,7 +454,7 @@ T makeTable() {
     t.connect = [](void*, int dev, void* h, void** s, DeviceHandle**) { return doConnect(dev, h, s); };
   } else {
     if constexpr (V == 10)
-      t.init = [](LogFn log, ProfilerFn prof) { return gProf = prof, doInit(log); };
+      t.init = [](LogFn log, ProfilerFn prof) { return gProf.store(prof), doInit(log); };
     else
       t.init = [](LogFn log) { return doInit(log); };
     t.listen = [](int dev, void* h, void** l) { return doListen(dev, h, l); };
