@@ -158,8 +158,15 @@ std::string answer(std::string request) {
   return "ERROR unknown request \"" + request + "\" (send STATUS or VERSION)\n";
 }
 
-// Sends a short notice in clear (best effort) and ends the connection.
-void refuse(int fd, const char* notice) { (void)!::send(fd, notice, strlen(notice), MSG_NOSIGNAL | MSG_DONTWAIT); }
+// Sends a short notice in clear (best effort) and ends our side. What the client sent is read
+// first: closing with unread bytes would reset the connection and lose the notice.
+void refuse(int fd, const char* notice) {
+  char sink[kMaxRequestBytes];
+  while (::recv(fd, sink, sizeof(sink), MSG_DONTWAIT) > 0) {
+  }
+  (void)!::send(fd, notice, strlen(notice), MSG_NOSIGNAL | MSG_DONTWAIT);
+  (void)::shutdown(fd, SHUT_WR);
+}
 
 // Encryption: a client that opens with a TLS record gets TLS with the process's key. A client in
 // clear is served only from this host's loopback (its bytes never leave the kernel, and whoever
@@ -194,7 +201,7 @@ void serveClient(Socket& conn, int wakeFd, int64_t timeoutMs) {
   std::string request;
   bool complete = false;
   while (!complete && request.size() < kMaxRequestBytes) {
-    if (!conn.hasBuffered() && !waitFd(conn.fd(), conn.pollEvents(POLLIN), wakeFd, deadline)) {
+    if (!conn.hasBuffered() && !conn.tlsFailed() && !waitFd(conn.fd(), conn.pollEvents(POLLIN), wakeFd, deadline)) {
       ACCL_INFO(ACCL_LOG_RAS, "RAS: a client sent no request within %lld ms; closing it",
                 static_cast<long long>(timeoutMs));
       return;

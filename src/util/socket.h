@@ -152,6 +152,8 @@ class Socket {
   bool tlsBusy() const { return tls_ && tls_->busy(); }
   // A byte move's EPROTO came from the peer closing during the TLS handshake (it may have exited).
   bool tlsEndedByPeer() const { return tls_ && tls_->endedByPeer(); }
+  // The TLS session failed: a recvSome / sendSome reports it at once (do not wait for the fd).
+  bool tlsFailed() const { return tls_ && tls_->failed(); }
   // In a forked child: closes this process's copy of the fd and forgets the session without a
   // word to the peer or a lock the parent's threads may have held (the connection is the parent's).
   void forgetInChild();

@@ -231,6 +231,11 @@ bool TlsSession::buffered() {
   return handshaken_ && !failed_ && lib_->SSL_pending(ssl_) > 0;
 }
 
+bool TlsSession::failed() {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return failed_;
+}
+
 bool TlsSession::endedByPeer() {
   std::lock_guard<std::mutex> lock(mutex_);
   return endedByPeer_;

@@ -48,6 +48,9 @@ class TlsSession {
   // The session failed because the peer closed the connection (a clean end or a reset) before the
   // handshake finished, without a word of TLS saying why: it may just have exited.
   bool endedByPeer();
+  // The session failed (the next send / recv says why). Its helper thread may have met the failure
+  // and consumed the bytes that carried it: a poller that sleeps on the fd may then never wake.
+  bool failed();
   // Before the fd closes: the session never touches it again.
   void detach();
   // A peer that has sent nothing within the server's patience: if it is a plaintext client waiting

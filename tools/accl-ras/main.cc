@@ -136,12 +136,18 @@ bool query(const Options& o, int port, std::string* answer, std::string* why) {
     *why = std::string("cannot start TLS: ") + ncclGetLastError(nullptr);
     return false;
   }
-  // Waits for `events` (TLS may need the other way); false at the deadline.
+  // Waits for `events` (TLS may need the other way); false at the deadline. In slices: TLS's
+  // helper thread may meet a failure (and take the bytes that carried it) while we sleep.
   auto await = [&](short events) {
-    if (conn.hasBuffered()) return true;
-    pollfd p{conn.fd(), conn.pollEvents(events), 0};
-    int64_t left = deadline - nowMs();
-    return left > 0 && poll(&p, 1, static_cast<int>(left)) > 0;
+    while (true) {
+      if (conn.hasBuffered() || conn.tlsFailed()) return true;
+      pollfd p{conn.fd(), conn.pollEvents(events), 0};
+      int64_t left = deadline - nowMs();
+      if (left <= 0) return false;
+      int n = poll(&p, 1, static_cast<int>(left < 100 ? left : 100));
+      if (n > 0) return true;
+      if (n < 0 && errno != EINTR) return false;
+    }
   };
   std::string line = o.request + "\n";
   size_t sent = 0;

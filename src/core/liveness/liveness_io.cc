@@ -221,7 +221,7 @@ void Service::drainAll() {
 void Service::loop() {
   std::vector<pollfd> fds;
   std::vector<std::pair<int, uint64_t>> refs;  // what each pollfd is: 0 wake, 1 listener, 2 pending, 3 in, 4 out
-  std::vector<size_t> buffered;                 // pollfds whose TLS session holds decrypted bytes
+  std::vector<size_t> buffered;                 // pollfds whose TLS session holds decrypted bytes or failed
   while (true) {
     int tick;
     {
@@ -235,17 +235,18 @@ void Service::loop() {
       fds.push_back({listenFd_, POLLIN, 0});
       refs.push_back({1, 0});
       for (size_t i = 0; i < pending_.size(); ++i) {
-        if (pending_[i].sock.hasBuffered()) buffered.push_back(fds.size());
+        if (pending_[i].sock.hasBuffered() || pending_[i].sock.tlsFailed()) buffered.push_back(fds.size());
         fds.push_back({pending_[i].sock.fd(), pending_[i].sock.pollEvents(POLLIN), 0});
         refs.push_back({2, i});
       }
       for (auto& [t, p] : procs_) {
         if (p.in.valid()) {
-          if (p.in.hasBuffered()) buffered.push_back(fds.size());
+          if (p.in.hasBuffered() || p.in.tlsFailed()) buffered.push_back(fds.size());
           fds.push_back({p.in.fd(), p.in.pollEvents(POLLIN), 0});
           refs.push_back({3, t});
         }
         if (p.out.valid()) {
+          if (p.out.tlsFailed()) buffered.push_back(fds.size());
           short ev = POLLIN;
           if (p.connecting || !p.outBuf.empty()) ev = p.out.pollEvents(POLLIN | POLLOUT);
           fds.push_back({p.out.fd(), ev, 0});
