@@ -8,8 +8,6 @@
 // EncryptedServerRefusesAnotherKey checks the key: another one fails clearly and fast.
 #include <fcntl.h>
 #include <netinet/in.h>
-#include <spawn.h>
-#include <sys/wait.h>
 #include <signal.h>
 #include <sys/socket.h>
 #include <unistd.h>
@@ -30,6 +28,7 @@
 #include <vector>
 
 #include "mp/mp_test_util.h"
+#include "support/spawn_capture.h"
 
 #ifndef ACCL_RAS_BIN
 #error "ACCL_RAS_BIN must name the accl-ras binary"
@@ -95,12 +94,10 @@ struct RasRun {
   std::string out;
 };
 
-// Runs the accl-ras binary with its output in a file, not a pipe: the ranks that the launcher
-// forks meanwhile would inherit a pipe's write end and keep it open until they exit.
-// `env`: "NAME=value" entries that replace (or, "NAME=" alone, remove) the test's own.
+// Runs the accl-ras binary (support/spawn_capture.h). `env`: "NAME=value" entries that replace
+// (or, "NAME=" alone, remove) the test's own.
 RasRun runRas(const std::string& args, const std::vector<std::string>& env = {}) {
   static std::atomic<int> serial{0};
-  RasRun r;
   const std::string out = testing::TempDir() + "accl_ras_out_" + std::to_string(getpid()) + "_" +
                           std::to_string(serial++);
   std::vector<std::string> words{ACCL_RAS_BIN};
@@ -110,37 +107,8 @@ RasRun runRas(const std::string& args, const std::vector<std::string>& env = {})
     if (end > at) words.push_back(args.substr(at, end - at));
     at = end + 1;
   }
-  std::vector<char*> argv;
-  for (std::string& w : words) argv.push_back(w.data());
-  argv.push_back(nullptr);
-  posix_spawn_file_actions_t actions;
-  posix_spawn_file_actions_init(&actions);
-  posix_spawn_file_actions_addopen(&actions, 1, out.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
-  posix_spawn_file_actions_adddup2(&actions, 1, 2);
-  std::vector<std::string> envWords;
-  for (char** e = environ; *e; ++e) {
-    const std::string entry = *e;
-    bool replaced = false;
-    for (const std::string& o : env) replaced |= entry.compare(0, o.find('=') + 1, o, 0, o.find('=') + 1) == 0;
-    if (!replaced) envWords.push_back(entry);
-  }
-  for (const std::string& o : env)
-    if (o.back() != '=') envWords.push_back(o);
-  std::vector<char*> envp;
-  for (std::string& w : envWords) envp.push_back(w.data());
-  envp.push_back(nullptr);
-  pid_t pid = 0;
-  if (posix_spawn(&pid, argv[0], &actions, nullptr, argv.data(), envp.data()) == 0) {
-    int st = 0;
-    while (waitpid(pid, &st, 0) < 0 && errno == EINTR) {
-    }
-    r.status = WIFEXITED(st) ? WEXITSTATUS(st) : -1;
-  }
-  posix_spawn_file_actions_destroy(&actions);
-  std::ifstream in(out);
-  r.out.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
-  unlink(out.c_str());
-  return r;
+  SpawnResult s = spawnAndCapture(words, env, out);
+  return RasRun{s.status, s.out};
 }
 
 std::string scanArgs(int base, double timeoutS) {

@@ -17,12 +17,8 @@
 //   crypt plaintext  the last rank calls ncclSetEncryption(NONE)
 // The three faults: every rank's init must fail (no hang) within 3 bootstrap timeouts, each with a
 // message; the script greps the faulty rank's message.
-#include <fcntl.h>
-#include <spawn.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
-#include <cerrno>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -34,6 +30,7 @@
 #include <vector>
 
 #include "netns/net_matrix_rank.h"
+#include "support/spawn_capture.h"
 
 namespace accl::test {
 namespace {
@@ -63,46 +60,17 @@ bool waitForCapture(const MhRank& me) {
   return false;
 }
 
-// Runs `args` (argv[0] first) with stdout and stderr in a file; `env` entries "NAME=value" replace
-// the rank's own, "NAME=" removes it. Returns the exit status (-1 when it did not run) and the output.
+// Runs `args` (argv[0] first) with its output in a file of ACCL_NM_DIR (support/spawn_capture.h);
+// `env` entries "NAME=value" replace the rank's own, "NAME=" removes it.
 int spawnAndRead(const MhRank& me, const std::vector<std::string>& args, const std::vector<std::string>& env,
                  std::string* out) {
   static int serial = 0;
   const char* dir = getenv("ACCL_NM_DIR");  // shared by the hosts, whose pid namespaces differ: name by rank
   const std::string file = std::string(dir && *dir ? dir : "/tmp") + "/spawn.rank" + std::to_string(me.rank) +
                            "." + std::to_string(serial++);
-  std::vector<std::string> envWords;
-  for (char** e = environ; *e; ++e) {
-    const std::string entry = *e;
-    bool replaced = false;
-    for (const std::string& o : env) replaced |= entry.compare(0, o.find('=') + 1, o, 0, o.find('=') + 1) == 0;
-    if (!replaced) envWords.push_back(entry);
-  }
-  for (const std::string& o : env)
-    if (o.back() != '=') envWords.push_back(o);
-  std::vector<std::string> argWords = args;
-  std::vector<char*> argv, envp;
-  for (std::string& w : argWords) argv.push_back(w.data());
-  argv.push_back(nullptr);
-  for (std::string& w : envWords) envp.push_back(w.data());
-  envp.push_back(nullptr);
-  posix_spawn_file_actions_t actions;
-  posix_spawn_file_actions_init(&actions);
-  posix_spawn_file_actions_addopen(&actions, 1, file.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
-  posix_spawn_file_actions_adddup2(&actions, 1, 2);
-  pid_t pid = 0;
-  int status = -1;
-  if (posix_spawn(&pid, argv[0], &actions, nullptr, argv.data(), envp.data()) == 0) {
-    int st = 0;
-    while (waitpid(pid, &st, 0) < 0 && errno == EINTR) {
-    }
-    status = WIFEXITED(st) ? WEXITSTATUS(st) : -1;
-  }
-  posix_spawn_file_actions_destroy(&actions);
-  std::ifstream in(file);
-  out->assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
-  unlink(file.c_str());
-  return status;
+  SpawnResult r = spawnAndCapture(args, env, file);
+  *out = r.out;
+  return r.status;
 }
 
 // The IPv4 TCP ports listening in this namespace on an address other than the loopback.
