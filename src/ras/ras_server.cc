@@ -22,6 +22,8 @@
 #include "ras/ras_report.h"
 #include "util/log.h"
 #include "util/params.h"
+#include "util/socket.h"
+#include "util/tls_config.h"
 #include "util/str_format.h"
 #include "util/time.h"
 
@@ -29,6 +31,14 @@ namespace accl {
 namespace {
 
 constexpr size_t kMaxRequestBytes = 256;
+constexpr unsigned char kTlsHandshakeRecord = 0x16;  // the first byte of every TLS ClientHello
+
+// What an encrypting process tells a client that reaches it in clear from another host.
+constexpr char kEncryptionRequired[] =
+    "ERROR encryption required: this process encrypts its connections (ncclSetEncryption / "
+    "ACCL_ENCRYPTION_PSK_FILE); run accl-ras with ACCL_ENCRYPTION_PSK_FILE naming the job's key\n";
+constexpr char kEncryptionOff[] =
+    "ERROR this process does not encrypt: run accl-ras without ACCL_ENCRYPTION_PSK_FILE\n";
 
 struct Server {
   std::mutex mutex;  // start/stop
@@ -148,20 +158,62 @@ std::string answer(std::string request) {
   return "ERROR unknown request \"" + request + "\" (send STATUS or VERSION)\n";
 }
 
+// Sends a short notice in clear (best effort) and ends our side. What the client sent is read
+// first: closing with unread bytes would reset the connection and lose the notice.
+void refuse(int fd, const char* notice) {
+  char sink[kMaxRequestBytes];
+  while (::recv(fd, sink, sizeof(sink), MSG_DONTWAIT) > 0) {
+  }
+  (void)!::send(fd, notice, strlen(notice), MSG_NOSIGNAL | MSG_DONTWAIT);
+  (void)::shutdown(fd, SHUT_WR);
+}
+
+// Encryption: a client that opens with a TLS record gets TLS with the process's key. A client in
+// clear is served only from this host's loopback (its bytes never leave the kernel, and whoever
+// could read them there can read this process's memory too); one from another host is told that
+// the process encrypts. Returns false when the connection is refused (or TLS cannot start).
+bool startClientSession(Socket& conn, int wakeFd, int64_t deadline) {
+  std::shared_ptr<const TlsContext> tls;
+  if (currentTls(&tls) != ncclSuccess) tls.reset();
+  if (!waitFd(conn.fd(), POLLIN, wakeFd, deadline)) return true;  // the request loop reports it
+  unsigned char first = 0;
+  const bool hello = ::recv(conn.fd(), &first, 1, MSG_PEEK | MSG_DONTWAIT) == 1 && first == kTlsHandshakeRecord;
+  if (hello && !tls) {
+    refuse(conn.fd(), kEncryptionOff);
+    ACCL_INFO(ACCL_LOG_RAS, "RAS: refused a TLS client from %s: this process does not encrypt",
+              conn.peerAddress().toString().c_str());
+    return false;
+  }
+  if (hello) return conn.startTls(/*server=*/true, /*quiet=*/true) == ncclSuccess;
+  if (tls && !conn.peerAddress().isLoopback()) {
+    refuse(conn.fd(), kEncryptionRequired);
+    ACCL_INFO(ACCL_LOG_RAS, "RAS: refused a client in clear from %s: this process encrypts",
+              conn.peerAddress().toString().c_str());
+    return false;
+  }
+  return true;
+}
+
 // One client: read its line, answer, close; all within the client deadline.
-void serveClient(int fd, int wakeFd, int64_t timeoutMs) {
+void serveClient(Socket& conn, int wakeFd, int64_t timeoutMs) {
   const int64_t deadline = nowNs() + timeoutMs * 1000000;
+  if (!startClientSession(conn, wakeFd, deadline)) return;
   std::string request;
   bool complete = false;
   while (!complete && request.size() < kMaxRequestBytes) {
-    if (!waitFd(fd, POLLIN, wakeFd, deadline)) {
+    if (!conn.hasBuffered() && !conn.tlsFailed() && !waitFd(conn.fd(), conn.pollEvents(POLLIN), wakeFd, deadline)) {
       ACCL_INFO(ACCL_LOG_RAS, "RAS: a client sent no request within %lld ms; closing it",
                 static_cast<long long>(timeoutMs));
       return;
     }
     char buf[kMaxRequestBytes];
-    ssize_t n = ::recv(fd, buf, sizeof(buf), 0);
+    ssize_t n = conn.recvSome(buf, sizeof(buf));
     if (n < 0 && (errno == EINTR || errno == EAGAIN)) continue;
+    if (n < 0 && conn.encrypted()) {
+      ACCL_INFO(ACCL_LOG_RAS, "RAS: a TLS client from %s failed: %s", conn.peerAddress().toString().c_str(),
+                conn.ioErrorText(errno).c_str());
+      return;
+    }
     if (n <= 0) {
       complete = true;  // the client closed its side: take what it sent
       break;
@@ -173,16 +225,18 @@ void serveClient(int fd, int wakeFd, int64_t timeoutMs) {
   std::string reply = answer(request);
   size_t sent = 0;
   while (sent < reply.size()) {
-    if (!waitFd(fd, POLLOUT, wakeFd, deadline)) {
+    if (!waitFd(conn.fd(), conn.pollEvents(POLLOUT), wakeFd, deadline)) {
       ACCL_INFO(ACCL_LOG_RAS, "RAS: a client did not take its answer within %lld ms; cut off after %zu of %zu bytes",
                 static_cast<long long>(timeoutMs), sent, reply.size());
       return;
     }
-    ssize_t n = ::send(fd, reply.data() + sent, reply.size() - sent, MSG_NOSIGNAL | MSG_DONTWAIT);
+    ssize_t n = conn.sendSome(reply.data() + sent, reply.size() - sent);
     if (n < 0 && (errno == EINTR || errno == EAGAIN)) continue;
     if (n <= 0) return;
     sent += static_cast<size_t>(n);
   }
+  // TLS: the answer may still wait in the session (behind the handshake); let it out before the close.
+  while (conn.tlsBusy() && nowNs() < deadline) ::poll(nullptr, 0, 5);
 }
 
 void serverLoop(int listenFd, int wakeFd, int64_t clientTimeoutMs) {
@@ -192,10 +246,12 @@ void serverLoop(int listenFd, int wakeFd, int64_t clientTimeoutMs) {
     if (n < 0 && errno == EINTR) continue;
     if (n < 0 || fds[1].revents) return;
     if (!fds[0].revents) continue;
-    int fd = ::accept4(listenFd, nullptr, nullptr, SOCK_CLOEXEC | SOCK_NONBLOCK);
+    SocketAddress peer;
+    socklen_t len = sizeof(peer);
+    int fd = ::accept4(listenFd, &peer.sa, &len, SOCK_CLOEXEC | SOCK_NONBLOCK);
     if (fd < 0) continue;
-    serveClient(fd, wakeFd, clientTimeoutMs);
-    ::close(fd);
+    Socket conn = Socket::adopt(fd, peer);
+    serveClient(conn, wakeFd, clientTimeoutMs);
   }
 }
 

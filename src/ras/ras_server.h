@@ -14,7 +14,11 @@
 //   "VERSION" -> "accl-ras protocol 1 library <version>"
 //   anything else -> one line starting with "ERROR"
 // Bounds: one client at a time; a client that has not sent its line and taken the whole answer
-// within ACCL_RAS_CLIENT_TIMEOUT_MS is cut off. The thread takes no lock that a collective holds
+// within ACCL_RAS_CLIENT_TIMEOUT_MS is cut off.
+//
+// Encryption (util/tls_config.h): when the process encrypts, a client whose first byte opens a TLS
+// record is served over TLS 1.3 with the process's key; a client in clear is served only when it
+// comes from this host's loopback, and otherwise gets one line "ERROR encryption required ...". The thread takes no lock that a collective holds
 // for long (only the table locks of the activity records, to copy a snapshot: ras_snapshot.h) and
 // never blocks the library.
 //

@@ -345,6 +345,21 @@ bool Socket::peerClosed() const {
   return false;
 }
 
+Socket Socket::adopt(int fd, const SocketAddress& peer) {
+  SocketAddress local;
+  socklen_t len = sizeof(local);
+  (void)getsockname(fd, &local.sa, &len);
+  setNoDelay(fd);
+  return Socket(fd, local, peer);
+}
+
+void Socket::forgetInChild() {
+  if (tls_) new std::shared_ptr<TlsSession>(std::move(tls_));  // leaked on purpose: never touched again
+  tls_.reset();
+  if (fd_ >= 0) ::close(fd_);
+  fd_ = -1;
+}
+
 ncclResult_t Socket::acceptRaw(const SocketWait& wait, Socket* out) {
   while (true) {
     ACCL_CHECK(checkWait(wait, "socket accept on", local_));

@@ -93,6 +93,10 @@ class Socket {
   static ncclResult_t connect(const SocketAddress& peer, const SocketKey& key, SocketType type,
                               const SocketWait& wait, Socket* out, AuthMode mode = AuthMode::kChallenge);
 
+  // Takes over `fd` (a TCP connection, connected or still connecting, non-blocking) from code that
+  // dials or accepts by itself (the liveness service); TLS starts when it calls startTls().
+  static Socket adopt(int fd, const SocketAddress& peer);
+
   // Accepts one raw connection (no handshake).
   ncclResult_t acceptRaw(const SocketWait& wait, Socket* out);
 
@@ -144,6 +148,15 @@ class Socket {
   }
   // Starts TLS on this connection when the process asked for encryption (no-op otherwise).
   ncclResult_t startTls(bool server, bool quiet);
+  // TLS still has a handshake or bytes written before it to finish (plaintext: never).
+  bool tlsBusy() const { return tls_ && tls_->busy(); }
+  // A byte move's EPROTO came from the peer closing during the TLS handshake (it may have exited).
+  bool tlsEndedByPeer() const { return tls_ && tls_->endedByPeer(); }
+  // The TLS session failed: a recvSome / sendSome reports it at once (do not wait for the fd).
+  bool tlsFailed() const { return tls_ && tls_->failed(); }
+  // In a forked child: closes this process's copy of the fd and forgets the session without a
+  // word to the peer or a lock the parent's threads may have held (the connection is the parent's).
+  void forgetInChild();
 
  private:
   // The TCP connection with retries (no handshake).

@@ -33,7 +33,9 @@ socklen_t SocketAddress::length() const {
 
 bool SocketAddress::isLoopback() const {
   if (family() == AF_INET) return (ntohl(in4.sin_addr.s_addr) >> 24) == 127;
-  if (family() == AF_INET6) return IN6_IS_ADDR_LOOPBACK(&in6.sin6_addr);
+  if (family() == AF_INET6)
+    return IN6_IS_ADDR_LOOPBACK(&in6.sin6_addr) ||
+           (IN6_IS_ADDR_V4MAPPED(&in6.sin6_addr) && in6.sin6_addr.s6_addr[12] == 127);  // ::ffff:127.x
   return false;
 }
 

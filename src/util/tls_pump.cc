@@ -2,6 +2,7 @@
 #include "util/tls_pump.h"
 
 #include <poll.h>
+#include <pthread.h>
 #include <sys/eventfd.h>
 #include <unistd.h>
 
@@ -74,9 +75,34 @@ struct Pump {
   }
 };
 
+// The process's pump, made on first use. Never destroyed: the thread may outlive static
+// destructors. A forked child abandons its parent's (the thread is not there, its sessions are the
+// parent's connections) and makes its own on first use; that is also why these two are
+// constant-initialized rather than a lazily constructed static (see tls_config.cc).
+constinit std::mutex gPumpMutex;
+constinit Pump* gPump = nullptr;
+
 Pump& pumpThread() {
-  static Pump* p = new Pump();  // the thread may outlive static destructors
-  return *p;
+  std::lock_guard<std::mutex> lock(gPumpMutex);
+  if (!gPump) gPump = new Pump();
+  return *gPump;
+}
+
+void lockBeforeFork() {
+  gPumpMutex.lock();
+  if (gPump) gPump->mutex.lock();
+}
+void unlockInParent() {
+  if (gPump) gPump->mutex.unlock();
+  gPumpMutex.unlock();
+}
+void forgetInChild() {
+  if (gPump && gPump->wakeFd >= 0) ::close(gPump->wakeFd);
+  gPump = nullptr;  // leaked with its (locked) mutex and the parent's sessions, never touched again
+  gPumpMutex.unlock();
+}
+__attribute__((constructor)) void registerForkHandlers() {
+  pthread_atfork(lockBeforeFork, unlockInParent, forgetInChild);
 }
 
 }  // namespace

@@ -94,6 +94,7 @@ void TlsSession::failLocked(int ret, int sslErr, const char* during) {
     } else {
       why = "the peer closed the connection during the TLS handshake (does it run without encryption, or with "
             "another key?)";
+      endedByPeer_ = true;
     }
   } else {
     why = "TLS failed";
@@ -228,6 +229,21 @@ ssize_t TlsSession::recv(void* data, size_t bytes) {
 bool TlsSession::buffered() {
   std::lock_guard<std::mutex> lock(mutex_);
   return handshaken_ && !failed_ && lib_->SSL_pending(ssl_) > 0;
+}
+
+bool TlsSession::failed() {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return failed_;
+}
+
+bool TlsSession::endedByPeer() {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return endedByPeer_;
+}
+
+bool TlsSession::busy() {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return !failed_ && !detached_ && (!handshaken_ || queueDone_ < queue_.size());
 }
 
 bool TlsSession::wantsWrite() const { return wantWrite_; }

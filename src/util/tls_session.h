@@ -43,6 +43,14 @@ class TlsSession {
   bool buffered();          // decrypted bytes wait in the session
   bool wantsWrite() const;  // the last EAGAIN waits for POLLOUT, not POLLIN
   std::string error();
+  // The handshake or the writes queued behind it are unfinished (and the session has not failed).
+  bool busy();
+  // The session failed because the peer closed the connection (a clean end or a reset) before the
+  // handshake finished, without a word of TLS saying why: it may just have exited.
+  bool endedByPeer();
+  // The session failed (the next send / recv says why). Its helper thread may have met the failure
+  // and consumed the bytes that carried it: a poller that sleeps on the fd may then never wake.
+  bool failed();
   // Before the fd closes: the session never touches it again.
   void detach();
   // A peer that has sent nothing within the server's patience: if it is a plaintext client waiting
@@ -75,6 +83,7 @@ class TlsSession {
   bool detached_ = false;
   bool handshaken_ = false;
   bool failed_ = false;
+  bool endedByPeer_ = false;
   int failErrno_ = 0;
   std::atomic<bool> wantWrite_{false};  // read by the helper thread without the mutex
   std::vector<char> queue_;  // plaintext written before the handshake finished

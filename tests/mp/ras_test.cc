@@ -4,10 +4,10 @@
 // prints (the communicator, the ranks, each rank's operation and sequence number, the peer the
 // stuck rank waits for, the stopped peer) and then lets the fourth rank go. Also: NCCL_RAS_ENABLE=0
 // runs no server, and a client that sends nothing is cut off without holding up the job.
+// Run with ACCL_ENCRYPTION_PSK_FILE (ctest's Tls.RasTest.*), the same queries go over TLS, and
+// EncryptedServerRefusesAnotherKey checks the key: another one fails clearly and fast.
 #include <fcntl.h>
 #include <netinet/in.h>
-#include <spawn.h>
-#include <sys/wait.h>
 #include <signal.h>
 #include <sys/socket.h>
 #include <unistd.h>
@@ -28,6 +28,7 @@
 #include <vector>
 
 #include "mp/mp_test_util.h"
+#include "support/spawn_capture.h"
 
 #ifndef ACCL_RAS_BIN
 #error "ACCL_RAS_BIN must name the accl-ras binary"
@@ -93,11 +94,10 @@ struct RasRun {
   std::string out;
 };
 
-// Runs the accl-ras binary with its output in a file, not a pipe: the ranks that the launcher
-// forks meanwhile would inherit a pipe's write end and keep it open until they exit.
-RasRun runRas(const std::string& args) {
+// Runs the accl-ras binary (support/spawn_capture.h). `env`: "NAME=value" entries that replace
+// (or, "NAME=" alone, remove) the test's own.
+RasRun runRas(const std::string& args, const std::vector<std::string>& env = {}) {
   static std::atomic<int> serial{0};
-  RasRun r;
   const std::string out = testing::TempDir() + "accl_ras_out_" + std::to_string(getpid()) + "_" +
                           std::to_string(serial++);
   std::vector<std::string> words{ACCL_RAS_BIN};
@@ -107,25 +107,8 @@ RasRun runRas(const std::string& args) {
     if (end > at) words.push_back(args.substr(at, end - at));
     at = end + 1;
   }
-  std::vector<char*> argv;
-  for (std::string& w : words) argv.push_back(w.data());
-  argv.push_back(nullptr);
-  posix_spawn_file_actions_t actions;
-  posix_spawn_file_actions_init(&actions);
-  posix_spawn_file_actions_addopen(&actions, 1, out.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
-  posix_spawn_file_actions_adddup2(&actions, 1, 2);
-  pid_t pid = 0;
-  if (posix_spawn(&pid, argv[0], &actions, nullptr, argv.data(), environ) == 0) {
-    int st = 0;
-    while (waitpid(pid, &st, 0) < 0 && errno == EINTR) {
-    }
-    r.status = WIFEXITED(st) ? WEXITSTATUS(st) : -1;
-  }
-  posix_spawn_file_actions_destroy(&actions);
-  std::ifstream in(out);
-  r.out.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
-  unlink(out.c_str());
-  return r;
+  SpawnResult s = spawnAndCapture(words, env, out);
+  return RasRun{s.status, s.out};
 }
 
 std::string scanArgs(int base, double timeoutS) {
@@ -357,6 +340,48 @@ TEST_P(RasTest, SilentClientIsCutOffWithoutHoldingUpTheJob) {
     }
     RANK_NCCL_OK(ctx, ctx.destroyComm(comm));
   });
+  EXPECT_RANKS_OK(res);
+}
+
+// Encrypted job (ACCL_ENCRYPTION_PSK_FILE in the test's environment): accl-ras with the job's key
+// gets its answer over TLS; with another key it fails at once, saying the keys differ; without a
+// key it is still answered, in clear, because it asks through the loopback (the server refuses
+// clear clients from other hosts only: tests/netns, NetCrypt.Socket.Wire.Psk).
+TEST_P(RasTest, EncryptedServerRefusesAnotherKey) {
+  const char* key = getenv("ACCL_ENCRYPTION_PSK_FILE");
+  if (!key || !*key) GTEST_SKIP() << "runs with ACCL_ENCRYPTION_PSK_FILE set (ctest: Tls.RasTest.*)";
+  const std::string otherKey = testing::TempDir() + "accl_ras_other_key_" + std::to_string(getpid());
+  std::ofstream(otherKey) << "not the job's key, but long enough to be one: 0123456789\n";
+  const int base = basePort();
+  ScopedEnv env;
+  env.set("NCCL_RAS_ADDR", "127.0.0.1:" + std::to_string(base));
+  env.set("ACCL_RAS_PORT_RANGE", std::to_string(kPortsScanned));
+  LaunchResult res = launchRanks(opts(), [base, otherKey](RankContext& ctx) {
+    ncclComm_t comm;
+    if (!initComm(ctx, &comm)) return;
+    std::vector<float> buf(kCount);
+    allReduceAndCheck(ctx, comm, buf);
+    if (ctx.rank == 0) {
+      const std::string at = "-a 127.0.0.1:" + std::to_string(base) + " --version -t 5";
+      RasRun good = runRas(at);
+      ctx.check(good.status == 0 && good.out.find("accl-ras protocol 1 library ") == 0,
+                "accl-ras with the job's key (exit %d): %s", good.status, good.out.c_str());
+      const auto t0 = Clock::now();
+      RasRun bad = runRas(at, {"ACCL_ENCRYPTION_PSK_FILE=" + otherKey});
+      const double s = std::chrono::duration<double>(Clock::now() - t0).count();
+      ctx.check(bad.status == 1 && bad.out.find("pre-shared key differs") != std::string::npos &&
+                    bad.out.find("accl-ras protocol") == std::string::npos,
+                "accl-ras with another key (exit %d) did not fail saying the keys differ: %s", bad.status,
+                bad.out.c_str());
+      ctx.check(s < 4.0, "accl-ras with another key took %.2f s to fail (its timeout: 5 s)", s);
+      RasRun clear = runRas(at, {"ACCL_ENCRYPTION_PSK_FILE="});
+      ctx.check(clear.status == 0 && clear.out.find("accl-ras protocol 1 library ") == 0,
+                "accl-ras without a key through the loopback (exit %d): %s", clear.status, clear.out.c_str());
+    }
+    allReduceAndCheck(ctx, comm, buf);  // everyone alive until rank 0 has looked
+    RANK_NCCL_OK(ctx, ctx.destroyComm(comm));
+  });
+  unlink(otherKey.c_str());
   EXPECT_RANKS_OK(res);
 }
 

@@ -5,7 +5,7 @@
 #     environment holds ACCL_MH_NETNS=acclmh<pid>) is still alive to hold a socket;
 #   * no new accl entry in /dev/shm (accl's shared memory is unnamed; a named leftover is a bug);
 #   * with -g REGEX: at least -m N (default 1) lines of the ranks' output match REGEX (e.g. logged
-#     rejections);
+#     rejections); -g may be repeated, each -m applying to the -g before it;
 #   * with -n: every connection between ranks on different hosts went through the net transport
 #     ("Channel .. : a[..] -> b[..] via NET/..." lines, logged with NCCL_DEBUG=INFO and
 #     NCCL_DEBUG_SUBSYS=INIT, which -n sets), and there was at least one;
@@ -15,14 +15,15 @@
 #   * with -K: every rank gets ACCL_ENCRYPTION_PSK_FILE, a fresh random key in the run's directory
 #     (TLS 1.3 on every TCP connection between ranks);
 #   * with -C present|absent -c WIRE_CAPTURE: wire_capture runs in the switch namespace for the whole
-#     run and counts the bytes "ACCL-WIRE-MARK:" (net_matrix_rank crypt wire sends them) in every frame
-#     between the hosts: present = at least one frame holds them in clear, absent = none does (and at
-#     least 100 frames were seen). The ranks wait for the capture (ACCL_NM_CAPTURE_READY).
+#     run and counts known bytes in every frame between the hosts: the markers -M NAME=MARKER (text,
+#     or hex:BYTES; repeatable), by default payload=ACCL-WIRE-MARK: (net_matrix_rank crypt wire sends
+#     it). present = every marker is seen in clear at least once, absent = none is (and at least 100
+#     frames were seen either way). The ranks wait for the capture (ACCL_NM_CAPTURE_READY).
 # Each run gets a fresh directory in ACCL_NM_DIR (the fault time, the unique-id file) and
 # ACCL_NM_ID_FILE, removed afterwards.
 #
 #   tests/netns/net_matrix.sh [-H hosts] [-P ranks-per-host] [-t seconds] [-n | -N net] [-g regex [-m count]] [-F]
-#                             [-K] [-C present|absent -c wire_capture] -- command...
+#                             [-K] [-C present|absent -c wire_capture [-M name=marker]...] -- command...
 #
 # Exit status: multihost.sh's (77 when namespaces cannot be made here: the test is skipped), or 1
 # when the run passed but a check above failed. With -F: 0 when the run failed as expected and
@@ -30,28 +31,30 @@
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
 mh_args=()
-grep_re=""
+grep_res=()
+min_list=()
 need_net=0
 per_host=1
-min_matches=1
 want_net=""
 expect_fail=0
 psk=0
 capture=""
 capture_bin=""
-while getopts "H:P:t:g:m:nN:FKC:c:" opt; do
+markers=()
+while getopts "H:P:t:g:m:nN:FKC:c:M:" opt; do
   case "$opt" in
     H | t) mh_args+=("-$opt" "$OPTARG") ;;
     P) mh_args+=("-P" "$OPTARG"); per_host=$OPTARG ;;
     n) need_net=1 ;;
     N) need_net=1; want_net=$OPTARG ;;
-    g) grep_re=$OPTARG ;;
-    m) min_matches=$OPTARG ;;
+    g) grep_res+=("$OPTARG"); min_list+=(1) ;;
+    m) [ ${#min_list[@]} -gt 0 ] && min_list[${#min_list[@]}-1]=$OPTARG ;;
     F) expect_fail=1 ;;
     K) psk=1 ;;
     C) capture=$OPTARG ;;
     c) capture_bin=$OPTARG ;;
-    *) echo "usage: $0 [-H hosts] [-P ranks-per-host] [-t seconds] [-n | -N net] [-g regex [-m count]] [-F] [-K] [-C present|absent -c wire_capture] -- command..." >&2; exit 2 ;;
+    M) markers+=("$OPTARG") ;;
+    *) echo "usage: $0 [-H hosts] [-P ranks-per-host] [-t seconds] [-n | -N net] [-g regex [-m count]] [-F] [-K] [-C present|absent -c wire_capture [-M name=marker]...] -- command..." >&2; exit 2 ;;
   esac
 done
 shift $((OPTIND - 1))
@@ -79,7 +82,8 @@ cap=""
 if [ -n "$capture" ]; then
   # The switch namespace appears once multihost.sh has begun; the ranks wait for capture.ready.
   for _ in $(seq 1 200); do ip netns list 2>/dev/null | grep -q "^acclmh$mh-sw" && break; sleep 0.05; done
-  ip netns exec "acclmh$mh-sw" "$capture_bin" "ACCL-WIRE-MARK:" "$dir/capture.ready" "$dir/capture.txt" &
+  [ ${#markers[@]} -eq 0 ] && markers=("payload=ACCL-WIRE-MARK:")
+  ip netns exec "acclmh$mh-sw" "$capture_bin" "$dir/capture.ready" "$dir/capture.txt" "${markers[@]}" &
   cap=$!
 fi
 wait "$mh"
@@ -103,18 +107,23 @@ shm_after=$(ls /dev/shm 2>/dev/null | grep -i accl | sort)
 new_shm=$(comm -13 <(echo "$shm_before") <(echo "$shm_after") | grep .)
 if [ -n "$new_shm" ]; then echo "$0: FAIL: new accl entries in /dev/shm: $new_shm" >&2; bad=1; fi
 if [ -n "$capture" ]; then
-  read -r frames _ hits <<<"$(tr '=' ' ' <"$dir/capture.txt" 2>/dev/null | awk '{print $2, $4, $6}')"
-  echo "$0: capture: ${frames:-?} frames between the hosts, ${hits:-?} holding the payload marker in clear (want $capture)"
+  read -r frames _ hits <<<"$(head -1 "$dir/capture.txt" 2>/dev/null | tr '=' ' ' | awk '{print $2, $4, $6}')"
+  per_marker=$(tail -n +2 "$dir/capture.txt" 2>/dev/null | tr '=' ' ' | awk '{printf "%s%s %s", sep, $1, $3; sep = ", "}')
+  echo "$0: capture: ${frames:-?} frames between the hosts, markers seen in clear: ${per_marker:-?} (want $capture)"
   if [ -z "${hits:-}" ] || [ "${frames:-0}" -lt 100 ]; then echo "$0: FAIL: the capture saw too little" >&2; bad=1
-  elif [ "$capture" = present ] && [ "$hits" -eq 0 ]; then echo "$0: FAIL: no payload in clear (the capture would miss a leak)" >&2; bad=1
-  elif [ "$capture" = absent ] && [ "$hits" -ne 0 ]; then echo "$0: FAIL: payload bytes travel in clear" >&2; bad=1
+  elif [ "$capture" = present ]; then
+    missing=$(tail -n +2 "$dir/capture.txt" | tr '=' ' ' | awk '$3 == 0 {print $1}' | tr '\n' ' ')
+    if [ -n "$missing" ]; then echo "$0: FAIL: never seen in clear: $missing(the capture would miss a leak)" >&2; bad=1; fi
+  elif [ "$capture" = absent ] && [ "$hits" -ne 0 ]; then echo "$0: FAIL: known bytes travel in clear: $per_marker" >&2; bad=1
   fi
 fi
-if [ -n "$grep_re" ]; then
+for i in "${!grep_res[@]}"; do
+  grep_re=${grep_res[$i]}
+  min_matches=${min_list[$i]}
   matches=$(grep -Ec "$grep_re" "$dir/out.log")
   echo "$0: $matches output lines match /$grep_re/ (at least $min_matches wanted)"
   if [ "$matches" -lt "$min_matches" ]; then echo "$0: FAIL: too few lines match /$grep_re/" >&2; bad=1; fi
-fi
+done
 if [ $need_net -eq 1 ]; then
   # "... Channel 00 : 1[0] -> 0[0] via NET/Socket/0": ranks r live in host r / per_host.
   verdict=$(awk -v P="$per_host" '

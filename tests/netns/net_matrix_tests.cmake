@@ -137,8 +137,12 @@ endif()
 
 # Issue 21, encryption (ACCL_ENCRYPTION_PSK_FILE from -K: TLS 1.3 on every TCP connection):
 #   NetCrypt.Socket.Matrix.H2P2  the covering matrix, encrypted
-#   NetCrypt.Socket.Wire.Psk     the marker all-gathers, correct, and never in clear on the wire
-#   NetCrypt.Socket.Wire.Clear   the same without a key: the capture finds the marker (it can fail)
+#   NetCrypt.Socket.Wire.Psk     the marker all-gathers, correct, and never in clear on the wire; nor
+#                                are the liveness heartbeats (a BEAT frame's head) or accl-ras's
+#                                answers across the hosts (RAS on 0.0.0.0); accl-ras without a key or
+#                                with another key is refused, and so is a client with another key at
+#                                every listening port of host 1 (liveness included), saying so
+#   NetCrypt.Socket.Wire.Clear   the same without a key: the capture finds all three (it can fail)
 #   NetCrypt.Socket.<fault>      another key / no key file / a plaintext rank: every rank fails init
 #                                with a message (the faulty one's is grepped), within the bound
 add_executable(wire_capture wire_capture.cc)
@@ -147,10 +151,20 @@ add_dependencies(net_matrix_rank wire_capture)
 set(ACCL_NM_CRYPT_ENV NCCL_NET=Socket ACCL_BOOTSTRAP_TIMEOUT_MS=5000 NCCL_SOCKET_NTHREADS=2 NCCL_NSOCKS_PERTHREAD=2)
 accl_net_matrix_test(NetCrypt.Socket.Matrix.H2P2 Socket 2 2 -K -- env ${ACCL_NM_ENV_Socket}
                      $<TARGET_FILE:net_matrix_rank> matrix)
-accl_net_matrix_test(NetCrypt.Socket.Wire.Psk Socket 2 2 -K -C absent -c $<TARGET_FILE:wire_capture> -g
-                     "allgather of .* correct" -m 8 -- env ${ACCL_NM_CRYPT_ENV} $<TARGET_FILE:net_matrix_rank> crypt wire)
-accl_net_matrix_test(NetCrypt.Socket.Wire.Clear Socket 2 2 -C present -c $<TARGET_FILE:wire_capture> -g
-                     "allgather of .* correct" -m 8 -- env ${ACCL_NM_CRYPT_ENV} $<TARGET_FILE:net_matrix_rank> crypt wire)
+# Wire markers: the payload, a liveness BEAT frame's head (magic "vlca", kind 2; beats every 100 ms)
+# and accl-ras's version answer.
+set(ACCL_NM_WIRE_MARKERS -M payload=ACCL-WIRE-MARK: -M heartbeat=hex:766c636102000000
+                         -M ras=accl-ras\ protocol\ 1\ library)
+set(ACCL_NM_WIRE_ENV ${ACCL_NM_CRYPT_ENV} ACCL_HEARTBEAT_INTERVAL_MS=100 NCCL_RAS_ADDR=0.0.0.0:28028
+                     ACCL_NM_RAS_BIN=$<TARGET_FILE:accl-ras>)
+add_dependencies(net_matrix_rank accl-ras)
+accl_net_matrix_test(NetCrypt.Socket.Wire.Psk Socket 2 2 -K -C absent -c $<TARGET_FILE:wire_capture>
+                     ${ACCL_NM_WIRE_MARKERS} -g "allgather of .* correct" -m 8
+                     -g "liveness: dropped a connection before its HELLO: .*pre-shared key differs" -m 2
+                     -- env ${ACCL_NM_WIRE_ENV} $<TARGET_FILE:net_matrix_rank> crypt wire)
+accl_net_matrix_test(NetCrypt.Socket.Wire.Clear Socket 2 2 -C present -c $<TARGET_FILE:wire_capture>
+                     ${ACCL_NM_WIRE_MARKERS} -g "allgather of .* correct" -m 8 -- env ${ACCL_NM_WIRE_ENV}
+                     $<TARGET_FILE:net_matrix_rank> crypt wire)
 # The faulty rank names its problem; with another key or a plaintext rank, the healthy rank's
 # timeout also says why the rank never arrived (-m 2: both lines).
 set(re_key "init failed .*key differs")

@@ -9,8 +9,12 @@
 //   accl-ras -t 2                give up on a process after 2 s (default 5)
 //   accl-ras --version           the server's protocol and library version
 //
+// Encryption: with ACCL_ENCRYPTION_PSK_FILE set (the job's key, as the ranks read it) the query runs
+// TLS 1.3 with that key (util/socket.h and util/tls_session.h, from the library's static archive;
+// libssl.so.3 is loaded then). A process that encrypts answers a client in clear only from its own
+// host's loopback (docs/encryption.md).
+//
 // Exit status: 0 when at least one process answered, 1 when none did, 2 on a usage error.
-// Needs nothing from the library: plain TCP and text.
 #include <fcntl.h>
 #include <netdb.h>
 #include <poll.h>
@@ -25,6 +29,8 @@
 #include <string>
 
 #include "common/cli.h"
+#include "nccl.h"
+#include "util/socket.h"
 
 namespace {
 
@@ -53,6 +59,8 @@ void usage(FILE* out) {
           "  --scan N            query the N ports from PORT and print every process that answers\n"
           "  -t, --timeout S     seconds to wait for one process (default 5)\n"
           "  --version           print the server's protocol and library version\n"
+          "Environment: ACCL_ENCRYPTION_PSK_FILE=<file> queries with TLS and the job's key (needed\n"
+          "for a process that encrypts, unless it is queried through this host's loopback).\n"
           "Exit status: 0 at least one process answered, 1 none did, 2 bad usage.\n");
 }
 
@@ -113,46 +121,69 @@ int connectTo(const std::string& host, int port, int64_t deadlineMs, std::string
   return fd;
 }
 
+bool encryptionAsked() {
+  const char* file = getenv("ACCL_ENCRYPTION_PSK_FILE");
+  return file && *file;
+}
+
 // Sends the request and reads the whole answer (the server closes when done).
 bool query(const Options& o, int port, std::string* answer, std::string* why) {
   const int64_t deadline = nowMs() + static_cast<int64_t>(o.timeoutS * 1000);
   int fd = connectTo(o.host, port, deadline, why);
   if (fd < 0) return false;
+  accl::Socket conn = accl::Socket::adopt(fd, accl::SocketAddress());
+  if (encryptionAsked() && conn.startTls(/*server=*/false, /*quiet=*/true) != ncclSuccess) {
+    *why = std::string("cannot start TLS: ") + ncclGetLastError(nullptr);
+    return false;
+  }
+  // Waits for `events` (TLS may need the other way); false at the deadline. In slices: TLS's
+  // helper thread may meet a failure (and take the bytes that carried it) while we sleep.
+  auto await = [&](short events) {
+    while (true) {
+      if (conn.hasBuffered() || conn.tlsFailed()) return true;
+      pollfd p{conn.fd(), conn.pollEvents(events), 0};
+      int64_t left = deadline - nowMs();
+      if (left <= 0) return false;
+      int n = poll(&p, 1, static_cast<int>(left < 100 ? left : 100));
+      if (n > 0) return true;
+      if (n < 0 && errno != EINTR) return false;
+    }
+  };
   std::string line = o.request + "\n";
   size_t sent = 0;
   bool ok = true;
   while (ok && sent < line.size()) {
-    ssize_t n = send(fd, line.data() + sent, line.size() - sent, MSG_NOSIGNAL);
+    ssize_t n = conn.sendSome(line.data() + sent, line.size() - sent);
     if (n > 0) {
       sent += static_cast<size_t>(n);
     } else if (n < 0 && (errno == EAGAIN || errno == EINTR)) {
-      pollfd p{fd, POLLOUT, 0};
-      int64_t left = deadline - nowMs();
-      if (left <= 0 || poll(&p, 1, static_cast<int>(left)) <= 0) ok = false;
+      if (!await(POLLOUT)) ok = false;
     } else {
+      *why = conn.ioErrorText(n < 0 ? errno : EPIPE);
       ok = false;
     }
   }
   while (ok) {
-    pollfd p{fd, POLLIN, 0};
-    int64_t left = deadline - nowMs();
-    if (left <= 0 || poll(&p, 1, static_cast<int>(left)) <= 0) {
+    if (!await(POLLIN)) {
       *why = "timed out waiting for the answer";
-      close(fd);
       return false;
     }
     char buf[4096];
-    ssize_t n = recv(fd, buf, sizeof(buf), 0);
+    ssize_t n = conn.recvSome(buf, sizeof(buf));
     if (n > 0) {
       answer->append(buf, static_cast<size_t>(n));
     } else if (n == 0) {
       break;
     } else if (errno != EINTR && errno != EAGAIN) {
-      *why = strerror(errno);
+      *why = conn.ioErrorText(errno);
       ok = false;
     }
   }
-  close(fd);
+  // The server's refusals (it encrypts and we do not, or the other way round) are errors.
+  if (ok && answer->compare(0, 6, "ERROR ") == 0 && answer->find("encrypt") != std::string::npos) {
+    *why = answer->substr(0, answer->find('\n'));
+    ok = false;
+  }
   if (!ok && why->empty()) *why = "connection failed";
   return ok;
 }

@@ -1,5 +1,9 @@
 // The liveness service's sockets: the listener, dialing, sending and reading frames, and the
-// background loop that polls them all (see liveness_service.h).
+// background loop that polls them all (see liveness_service.h). Connections are Sockets: their
+// byte moves (sendSome / recvSome) are ::send / ::recv, or TLS when the process encrypts; an
+// encrypted connection's handshake runs on util/tls_pump.h's thread while frames written before it
+// finishes wait in the session, so a peer that never completes it is judged like a silent one
+// (ACCL_HEARTBEAT_TIMEOUT_MS).
 #include "core/liveness/liveness_service.h"
 
 #include <fcntl.h>
@@ -27,11 +31,21 @@
 
 namespace accl::liveness {
 
-void setNonBlockingNoDelay(int fd) {
-  int one = 1;
-  (void)setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
-  fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK);
+namespace {
+
+// A connection from the listener, TLS started when the process encrypts; invalid when that failed.
+Socket acceptedSocket(int fd) {
+  Socket s = Socket::adopt(fd, SocketAddress());
+  if (s.startTls(/*server=*/true, /*quiet=*/true) != ncclSuccess)
+    ACCL_INFO(ACCL_LOG_INIT, "liveness: dropped a connection: could not start TLS on it");
+  return s;
 }
+
+// The errno a failed byte move left, with a TLS handshake that the peer ended by closing the
+// connection (it exited or was killed mid-handshake) counted as that close: 0.
+int closeOrError(const Socket& s, int err) { return err == EPROTO && s.tlsEndedByPeer() ? 0 : err; }
+
+}  // namespace
 
 void Service::wake() {
   uint64_t one = 1;
@@ -44,22 +58,24 @@ void Service::queue(Proc& p, const Frame& f) {
 }
 
 void Service::flush(Proc& p) {
-  if (p.outFd < 0 || p.connecting) return;
+  if (!p.out.valid() || p.connecting) return;
   while (!p.outBuf.empty()) {
-    ssize_t n = send(p.outFd, p.outBuf.data(), p.outBuf.size(), MSG_NOSIGNAL | MSG_DONTWAIT);
+    ssize_t n = p.out.sendSome(p.outBuf.data(), p.outBuf.size());
     if (n > 0) {
       p.outBuf.erase(0, static_cast<size_t>(n));
       continue;
     }
     if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR)) return;
-    int err = n < 0 ? errno : EPIPE;
-    closeFd(p.outFd);
+    int err = n < 0 ? closeOrError(p.out, errno) : EPIPE;
+    if (err == 0) err = EPIPE;
+    const std::string why = p.out.ioErrorText(err);
+    p.out.close();
     p.outBuf.clear();
     if (!watched(p.token)) return;
     if (err == EPIPE || err == ECONNRESET)
-      failProc(p, PeerFailureKind::kExited, "its heartbeat connection was closed (" + errnoText(err) + ")", 0);
+      failProc(p, PeerFailureKind::kExited, "its heartbeat connection was closed (" + why + ")", 0);
     else
-      failProc(p, PeerFailureKind::kLinkLost, "heartbeat send failed: " + errnoText(err), 0);
+      failProc(p, PeerFailureKind::kLinkLost, "heartbeat send failed: " + why, 0);
     return;
   }
 }
@@ -68,9 +84,8 @@ void Service::dial(Proc& p, int64_t now) {
   p.nextDialMs = now + std::max<int64_t>(intervalMs_, 50);
   int fd = socket(p.addr.family(), SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
   if (fd < 0) return;
-  setNonBlockingNoDelay(fd);
   int rc = connect(fd, &p.addr.sa, p.addr.length());
-  p.outFd = fd;
+  p.out = Socket::adopt(fd, p.addr);
   p.outBuf.clear();
   if (rc == 0) {
     onDialDone(p, 0);
@@ -82,19 +97,19 @@ void Service::dial(Proc& p, int64_t now) {
 }
 
 void Service::finishDial(Proc& p, int timeoutMs) {
-  if (p.outFd < 0 || !p.connecting) return;
-  pollfd pfd{p.outFd, POLLOUT, 0};
+  if (!p.out.valid() || !p.connecting) return;
+  pollfd pfd{p.out.fd(), POLLOUT, 0};
   if (poll(&pfd, 1, timeoutMs) <= 0) return;
   int err = 0;
   socklen_t len = sizeof(err);
-  getsockopt(p.outFd, SOL_SOCKET, SO_ERROR, &err, &len);
+  getsockopt(p.out.fd(), SOL_SOCKET, SO_ERROR, &err, &len);
   onDialDone(p, err);
 }
 
 void Service::connectNow(int64_t now) {
   std::vector<Proc*> dialed;
   for (auto& [t, p] : procs_)
-    if (!p.dead && p.outFd < 0 && p.haveAddr && watched(p.token)) {
+    if (!p.dead && !p.out.valid() && p.haveAddr && watched(p.token)) {
       dial(p, now);
       if (p.connecting) dialed.push_back(&p);
     }
@@ -104,6 +119,10 @@ void Service::connectNow(int64_t now) {
 
 void Service::onDialDone(Proc& p, int err) {
   p.connecting = false;
+  if (err == 0 && p.out.startTls(/*server=*/false, /*quiet=*/true) != ncclSuccess) {
+    p.lastDialError = "could not start TLS (encryption is on)";
+    return;  // startTls closed it; the next dial tries again, the silence verdict bounds it
+  }
   if (err == 0) {
     p.lastDialError.clear();
     Frame hello = frame(kHello, p.token);
@@ -111,7 +130,7 @@ void Service::onDialDone(Proc& p, int err) {
     flush(p);
     return;
   }
-  closeFd(p.outFd);
+  p.out.close();
   p.lastDialError = errnoText(err);
   if (err == ECONNREFUSED && watched(p.token))
     failProc(p, PeerFailureKind::kExited, "its heartbeat port refuses connections", 0);
@@ -120,9 +139,14 @@ void Service::onDialDone(Proc& p, int err) {
 void Service::readPending(Pending& pd, bool* done) {
   *done = false;
   char buf[sizeof(Frame)];
-  ssize_t n = recv(pd.fd, buf, sizeof(Frame) - pd.buf.size(), MSG_DONTWAIT);
+  ssize_t n = pd.sock.recvSome(buf, sizeof(Frame) - pd.buf.size());
   if (n == 0 || (n < 0 && errno != EAGAIN && errno != EINTR)) {
-    closeFd(pd.fd);
+    // Encrypted: a peer with another key (or none) ends here; bootstrap, which authenticates
+    // first, normally keeps such a peer out of the job long before.
+    if (n < 0 && pd.sock.encrypted())
+      ACCL_INFO(ACCL_LOG_INIT, "liveness: dropped a connection before its HELLO: %s",
+                pd.sock.ioErrorText(errno).c_str());
+    pd.sock.close();
     *done = true;
     return;
   }
@@ -134,23 +158,23 @@ void Service::readPending(Pending& pd, bool* done) {
   *done = true;
   if (f.magic != kFrameMagic || f.kind != kHello || f.target != token_) {
     ACCL_INFO(ACCL_LOG_INIT, "liveness: dropped a connection that did not introduce itself");
-    closeFd(pd.fd);
+    pd.sock.close();
     return;
   }
   Proc& p = procs_[f.token];
   p.token = f.token;
   if (p.pid == 0) p.pid = f.pid;
-  closeFd(p.inFd);
-  p.inFd = pd.fd;
+  p.in = std::move(pd.sock);
   p.inBuf.clear();
   p.lastSeenMs = nowMs();
-  pd.fd = -1;
+  // TLS: frames that came in the HELLO's record wait in the session, where poll() cannot see them.
+  if (p.in.hasBuffered()) readIncoming(p, /*verdictOnClose=*/false);
 }
 
 void Service::readIncoming(Proc& p, bool verdictOnClose) {
   char buf[4096];
-  while (p.inFd >= 0) {
-    ssize_t n = recv(p.inFd, buf, sizeof(buf), MSG_DONTWAIT);
+  while (p.in.valid()) {
+    ssize_t n = p.in.recvSome(buf, sizeof(buf));
     if (n > 0) {
       p.lastSeenMs = nowMs();
       p.inBuf.append(buf, static_cast<size_t>(n));
@@ -165,13 +189,14 @@ void Service::readIncoming(Proc& p, bool verdictOnClose) {
     }
     if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR)) return;
     if (!verdictOnClose) return;  // the close stays readable: the loop judges it later
-    int err = n < 0 ? errno : 0;
-    closeFd(p.inFd);
+    int err = n < 0 ? closeOrError(p.in, errno) : 0;
+    const std::string why = err ? p.in.ioErrorText(err) : "";
+    p.in.close();
     if (!watched(p.token) || p.dead) return;
     if (err == 0 || err == ECONNRESET)
       failProc(p, PeerFailureKind::kExited, "its heartbeat connection closed", 0);
     else
-      failProc(p, PeerFailureKind::kLinkLost, "heartbeat connection failed: " + errnoText(err), 0);
+      failProc(p, PeerFailureKind::kLinkLost, "heartbeat connection failed: " + why, 0);
     return;
   }
 }
@@ -182,21 +207,21 @@ void Service::drainAll() {
   while (true) {
     int fd = accept4(listenFd_, nullptr, nullptr, SOCK_NONBLOCK | SOCK_CLOEXEC);
     if (fd < 0) break;
-    setNonBlockingNoDelay(fd);
-    pending_.push_back({fd, nowMs() + 5000, {}});
+    pending_.push_back({acceptedSocket(fd), nowMs() + 5000, {}});
   }
   for (Pending& pd : pending_) {
     bool done = false;
-    if (pd.fd >= 0) readPending(pd, &done);
+    if (pd.sock.valid()) readPending(pd, &done);
   }
   for (auto& [t, p] : procs_)
-    if (p.inFd >= 0) readIncoming(p, /*verdictOnClose=*/false);
+    if (p.in.valid()) readIncoming(p, /*verdictOnClose=*/false);
   draining_ = false;
 }
 
 void Service::loop() {
   std::vector<pollfd> fds;
   std::vector<std::pair<int, uint64_t>> refs;  // what each pollfd is: 0 wake, 1 listener, 2 pending, 3 in, 4 out
+  std::vector<size_t> buffered;                 // pollfds whose TLS session holds decrypted bytes or failed
   while (true) {
     int tick;
     {
@@ -204,29 +229,35 @@ void Service::loop() {
       if (!running_) return;
       fds.clear();
       refs.clear();
+      buffered.clear();
       fds.push_back({wakeFd_, POLLIN, 0});
       refs.push_back({0, 0});
       fds.push_back({listenFd_, POLLIN, 0});
       refs.push_back({1, 0});
       for (size_t i = 0; i < pending_.size(); ++i) {
-        fds.push_back({pending_[i].fd, POLLIN, 0});
+        if (pending_[i].sock.hasBuffered() || pending_[i].sock.tlsFailed()) buffered.push_back(fds.size());
+        fds.push_back({pending_[i].sock.fd(), pending_[i].sock.pollEvents(POLLIN), 0});
         refs.push_back({2, i});
       }
       for (auto& [t, p] : procs_) {
-        if (p.inFd >= 0) {
-          fds.push_back({p.inFd, POLLIN, 0});
+        if (p.in.valid()) {
+          if (p.in.hasBuffered() || p.in.tlsFailed()) buffered.push_back(fds.size());
+          fds.push_back({p.in.fd(), p.in.pollEvents(POLLIN), 0});
           refs.push_back({3, t});
         }
-        if (p.outFd >= 0) {
+        if (p.out.valid()) {
+          if (p.out.tlsFailed()) buffered.push_back(fds.size());
           short ev = POLLIN;
-          if (p.connecting || !p.outBuf.empty()) ev |= POLLOUT;
-          fds.push_back({p.outFd, ev, 0});
+          if (p.connecting || !p.outBuf.empty()) ev = p.out.pollEvents(POLLIN | POLLOUT);
+          fds.push_back({p.out.fd(), ev, 0});
           refs.push_back({4, t});
         }
       }
       tick = static_cast<int>(std::clamp<int64_t>(intervalMs_ / 4, 10, 250));
+      if (!buffered.empty()) tick = 0;
     }
     poll(fds.data(), fds.size(), tick);
+    for (size_t i : buffered) fds[i].revents |= POLLIN;
     std::lock_guard<std::mutex> lock(mutex_);
     if (!running_) return;
     handleEvents(fds, refs);
@@ -245,11 +276,10 @@ void Service::handleEvents(const std::vector<pollfd>& fds, const std::vector<std
       while (true) {
         int fd = accept4(listenFd_, nullptr, nullptr, SOCK_NONBLOCK | SOCK_CLOEXEC);
         if (fd < 0) break;
-        setNonBlockingNoDelay(fd);
-        pending_.push_back({fd, nowMs() + 5000, {}});
+        pending_.push_back({acceptedSocket(fd), nowMs() + 5000, {}});
       }
     } else if (what == 2) {
-      if (ref >= pending_.size() || pending_[ref].fd != fds[i].fd) continue;
+      if (ref >= pending_.size() || pending_[ref].sock.fd() != fds[i].fd) continue;
       bool done = false;
       readPending(pending_[ref], &done);  // done: its fd moved on or closed (-1)
     } else {
@@ -257,25 +287,27 @@ void Service::handleEvents(const std::vector<pollfd>& fds, const std::vector<std
       if (it == procs_.end()) continue;
       Proc& p = it->second;
       if (what == 3) {
-        if (p.inFd == fds[i].fd) readIncoming(p);
-      } else if (p.outFd == fds[i].fd) {
+        if (p.in.fd() == fds[i].fd) readIncoming(p);
+      } else if (p.out.fd() == fds[i].fd) {
         if (p.connecting && (fds[i].revents & (POLLOUT | POLLERR | POLLHUP))) {
           int err = 0;
           socklen_t len = sizeof(err);
-          getsockopt(p.outFd, SOL_SOCKET, SO_ERROR, &err, &len);
+          getsockopt(p.out.fd(), SOL_SOCKET, SO_ERROR, &err, &len);
           onDialDone(p, err);
         } else if (fds[i].revents & (POLLIN | POLLERR | POLLHUP)) {
-          // Nothing is ever sent back on an outgoing connection: readable means closed or reset.
+          // Nothing is ever sent back on an outgoing connection (TLS: only its handshake, which
+          // the read consumes): readable means closed or reset.
           char c;
-          ssize_t n = recv(p.outFd, &c, 1, MSG_DONTWAIT);
+          ssize_t n = p.out.recvSome(&c, 1);
           if (n <= 0 && !(n < 0 && (errno == EAGAIN || errno == EINTR))) {
-            int err = n < 0 ? errno : 0;
-            closeFd(p.outFd);
+            int err = n < 0 ? closeOrError(p.out, errno) : 0;
+            const std::string why = err ? p.out.ioErrorText(err) : "";
+            p.out.close();
             if (watched(p.token)) {
               if (err == 0 || err == ECONNRESET)
                 failProc(p, PeerFailureKind::kExited, "its heartbeat connection closed", 0);
               else
-                failProc(p, PeerFailureKind::kLinkLost, "heartbeat connection failed: " + errnoText(err), 0);
+                failProc(p, PeerFailureKind::kLinkLost, "heartbeat connection failed: " + why, 0);
             }
           }
         } else if (fds[i].revents & POLLOUT) {
@@ -285,7 +317,7 @@ void Service::handleEvents(const std::vector<pollfd>& fds, const std::vector<std
     }
   }
   // Drop finished pending connections.
-  pending_.erase(std::remove_if(pending_.begin(), pending_.end(), [](const Pending& pd) { return pd.fd < 0; }),
+  pending_.erase(std::remove_if(pending_.begin(), pending_.end(), [](const Pending& pd) { return !pd.sock.valid(); }),
                  pending_.end());
 }
 

@@ -82,10 +82,10 @@ void Service::resetInChild() {
   closeFd(listenFd_);
   closeFd(wakeFd_);
   for (auto& [t, p] : procs_) {
-    closeFd(p.outFd);
-    closeFd(p.inFd);
+    p.out.forgetInChild();
+    p.in.forgetInChild();
   }
-  for (Pending& pd : pending_) closeFd(pd.fd);
+  for (Pending& pd : pending_) pd.sock.forgetInChild();
   departed_.clear();
   procs_.clear();
   regs_.clear();
@@ -155,7 +155,7 @@ ncclResult_t Service::join(ncclComm* comm, const std::shared_ptr<CommHealth>& he
       p.pid = c.pid;
       p.host = frameText(c.host, sizeof(c.host));
     }
-    if (p.lastSeenMs == 0 || p.inFd < 0) p.lastSeenMs = std::max(p.lastSeenMs, now);
+    if (p.lastSeenMs == 0 || !p.in.valid()) p.lastSeenMs = std::max(p.lastSeenMs, now);
   }
   drainAll();  // LEAVEs of faster members that already went
   for (const Departure& d : departed_)
@@ -191,13 +191,15 @@ void Service::leave(ncclComm* comm) {
       if (it == procs_.end() || it->second.dead) continue;
       // The process may exit right after the destroy: give the LEAVE a short chance to go out.
       Proc& p = it->second;
-      if (p.outFd < 0 && p.haveAddr) dial(p, nowMs());
+      if (!p.out.valid() && p.haveAddr) dial(p, nowMs());
       Frame f = frame(kLeave, r.key);
       f.rank = r.rank;
       queue(p, f);
       finishDial(p, 100);
-      for (int tries = 0; tries < 20 && !p.outBuf.empty() && p.outFd >= 0 && !p.connecting; ++tries) {
-        pollfd pfd{p.outFd, POLLOUT, 0};
+      // Encrypted: the LEAVE may wait in TLS behind a handshake the helper thread finishes.
+      for (int tries = 0; tries < 20 && p.out.valid() && !p.connecting && (!p.outBuf.empty() || p.out.tlsBusy());
+           ++tries) {
+        pollfd pfd{p.out.fd(), p.outBuf.empty() ? short{0} : p.out.pollEvents(POLLOUT), 0};
         poll(&pfd, 1, 5);
         flush(p);
       }
@@ -319,8 +321,8 @@ void Service::failProc(Proc& p, PeerFailureKind kind, const std::string& detail,
   // It left every communicator we share with it before it went: no failure.
   if (p.dead || !watched(p.token)) return;
   p.dead = true;
-  closeFd(p.outFd);
-  closeFd(p.inFd);
+  p.out.close();
+  p.in.close();
   p.outBuf.clear();
   for (auto& rp : regs_) {
     Registration& r = *rp;
@@ -384,21 +386,20 @@ void Service::periodic(int64_t now) {
   for (auto& [t, p] : procs_) {
     if (p.dead) continue;
     const bool w = watched(p.token);
-    if (w && p.outFd < 0 && p.haveAddr && now >= p.nextDialMs) dial(p, now);
+    if (w && !p.out.valid() && p.haveAddr && now >= p.nextDialMs) dial(p, now);
     if (p.dead) continue;
-    if (beat && p.outFd >= 0 && !p.connecting) queue(p, frame(kBeat, 0));
+    if (beat && p.out.valid() && !p.connecting) queue(p, frame(kBeat, 0));
     if (p.dead || !w || timeoutMs_ <= 0) continue;
     const int64_t silent = now - p.lastSeenMs;
     if (silent > timeoutMs_) {
-      if (p.inFd < 0 && !p.lastDialError.empty())
+      if (!p.in.valid() && !p.lastDialError.empty())
         failProc(p, PeerFailureKind::kLinkLost, "unreachable: " + p.lastDialError, silent);
       else
         failProc(p, PeerFailureKind::kFrozen, "", silent);
     }
   }
   for (size_t i = 0; i < pending_.size();) {
-    if (pending_[i].fd < 0 || now > pending_[i].deadlineMs) {
-      closeFd(pending_[i].fd);
+    if (!pending_[i].sock.valid() || now > pending_[i].deadlineMs) {
       pending_.erase(pending_.begin() + i);
     } else {
       ++i;

@@ -2,6 +2,8 @@
 // on the heartbeat connections), what it knows about each member process and registration, and
 // the Service itself. liveness_service.cc holds registrations, verdicts and failure propagation;
 // liveness_io.cc the sockets and the background loop. Everything is guarded by Service::mutex_.
+// The heartbeat connections are util/socket.h Sockets: with encryption on (util/tls_config.h) they
+// run TLS 1.3 with the job's pre-shared key like every other connection between processes.
 #pragma once
 
 #include <poll.h>
@@ -18,6 +20,7 @@
 
 #include "core/liveness/peer_failure.h"
 #include "nccl.h"
+#include "util/socket.h"
 #include "util/socket_address.h"
 
 struct ncclComm;
@@ -59,12 +62,12 @@ struct Proc {
   bool haveAddr = false;
   int pid = 0;
   std::string host;
-  int outFd = -1;
+  Socket out;  // ours to the peer: HELLO, then beats, LEAVEs and FAILEDs
   bool connecting = false;
   std::string outBuf;
   int64_t nextDialMs = 0;
   std::string lastDialError;
-  int inFd = -1;
+  Socket in;  // the peer's to us
   std::string inBuf;
   int64_t lastSeenMs = 0;
   bool dead = false;
@@ -91,8 +94,9 @@ struct Departure {
   int rank;
 };
 
+// An accepted connection that has not introduced itself (HELLO) yet.
 struct Pending {
-  int fd;
+  Socket sock;
   int64_t deadlineMs;
   std::string buf;
 };
@@ -111,7 +115,6 @@ inline void copyText(char* dst, size_t size, const std::string& s) {
 
 inline std::string frameText(const char* s, size_t size) { return std::string(s, strnlen(s, size)); }
 
-void setNonBlockingNoDelay(int fd);
 uint64_t randomU64();
 
 class Service {
