@@ -67,21 +67,30 @@ int main(int argc, char** argv) {
     while (!r && since(t0) < 30)
       if (net->accept(l, &r) != ncclSuccess) return 5;
     if (!r) return 5;
-    NetMemHandle* mh = nullptr;
-    if (net->regMr(r, buf.data(), bytes, kNetPtrHost, &mh) != ncclSuccess) return 6;
+    // Every receive is posted up front, each into its own buffer: the receiver's clear-to-send for
+    // message 2 then reaches the client ahead of the acknowledgements of message 1 (one ordered
+    // stream), so when the client cuts the link after message 1 its next send is certain to be
+    // posted as a work request, whose retry budget then ends it. (Posted one at a time, a slow
+    // server could see the cut before announcing message 2: the client would then wait for that
+    // clear-to-send with no request on the wire to fail, and this test with it.)
+    std::vector<std::vector<char>> bufs(messages, std::vector<char>(bytes));
+    std::vector<NetMemHandle*> mhs(messages, nullptr);
+    std::vector<NetRequest*> reqs(messages, nullptr);
     for (int i = 0; i < messages; i++) {
-      void* d[1] = {buf.data()};
+      if (net->regMr(r, bufs[i].data(), bytes, kNetPtrHost, &mhs[i]) != ncclSuccess) return 6;
+      void* d[1] = {bufs[i].data()};
       size_t sz[1] = {bytes};
       int tg[1] = {i};
-      NetRequest* q = nullptr;
-      if (net->irecv(r, 1, d, sz, tg, &mh, &q) != ncclSuccess || !q) return 7;
+      if (net->irecv(r, 1, d, sz, tg, &mhs[i], &reqs[i]) != ncclSuccess || !reqs[i]) return 7;
+    }
+    for (int i = 0; i < messages; i++) {
       auto t = Clock::now();
       int done = 0;
       size_t got[1] = {0};
       ncclResult_t res = ncclSuccess;
-      while (!done && res == ncclSuccess && since(t) < 60) res = net->test(q, &done, got);
+      while (!done && res == ncclSuccess && since(t) < 60) res = net->test(reqs[i], &done, got);
       size_t bad = 0;
-      for (size_t k = 0; k < bytes && done; k++) bad += buf[k] != pattern(k, i);
+      for (size_t k = 0; k < bytes && done; k++) bad += bufs[i][k] != pattern(k, i);
       printf("server: message %d: result %d, %zu bytes, %zu wrong (%.2f s)\n", i, res, got[0], bad, since(t));
       if (!done || got[0] != bytes || bad) return 8;
     }
