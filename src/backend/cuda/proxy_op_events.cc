@@ -5,6 +5,7 @@
 
 #include "algos/coll_dispatch.h"
 #include "backend/cuda/work_codec.h"
+#include "device/common/chunk_loop.h"
 
 namespace accl {
 namespace {
@@ -79,8 +80,7 @@ int collItemSteps(const DevWorkItem& item, const RingView& ring, const TreeView&
 }
 
 uint64_t p2pItemSteps(const DevWorkItem& item) {
-  const uint64_t chunk = item.chunkElems > 0 ? item.chunkElems : 1;
-  return item.chanCount == 0 ? 1 : (item.chanCount + chunk - 1) / chunk;  // an empty transfer: one step
+  return p2pStepCount(item.chanCount, item.chunkElems > 0 ? item.chunkElems : 1);
 }
 
 void CudaProxyOps::mark(prof::CommProfiler& p, Connection* c, int channel, void* parent, uint64_t steps) {

@@ -8,12 +8,12 @@
 // the CUDA backend the counters live on the device (the kernels keep them across launches) and
 // the host never reads them back. So the backend counts: at each launch it runs every item's
 // schedule as the kernel will (the packed items, algos/coll_dispatch.h and the point-to-point
-// step rule of device/cuda/p2p_batch.h) over a Prims that only counts the steps each connection
-// moves, and keeps the next step of every network connection end. The count is exact (ProxyOp's
-// nSteps is filled in here), and the marks go in at launch, before the kernel can publish a
-// step. A launch captured into a CUDA graph moves the device counters at each replay, unseen by
-// the host: from the first capture on, a communicator reports no more ProxyOps (its ProxySteps
-// then have no parent and are not reported either).
+// step rule, p2pStepCount in device/common/chunk_loop.h) over a Prims that only counts the steps
+// each connection moves, and keeps the next step of every network connection end. The count is
+// exact (ProxyOp's nSteps is filled in here), and the marks go in at launch, before the kernel
+// can publish a step. A launch captured into a CUDA graph moves the device counters at each
+// replay, unseen by the host: from the first capture on, a communicator reports no more ProxyOps
+// (its ProxySteps then have no parent and are not reported either).
 //
 // Host code with no CUDA dependency, unit-tested on the host build.
 #pragma once

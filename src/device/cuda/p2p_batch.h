@@ -57,7 +57,7 @@ struct CudaP2pTransfer {
 constexpr int kP2pMaxGroups = 7;
 
 ACCL_HOST_DEVICE inline size_t p2pStepsOf(const CudaP2pTransfer& t) {
-  return t.count == 0 ? 1 : (t.count + t.chunkElems - 1) / t.chunkElems;
+  return p2pStepCount(t.count, t.chunkElems);
 }
 
 // How a batch of nSend sends and nRecv receives is cut into groups on a block of `warps` warps:
