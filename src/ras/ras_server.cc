@@ -201,7 +201,7 @@ void serveClient(Socket& conn, int wakeFd, int64_t timeoutMs) {
   std::string request;
   bool complete = false;
   while (!complete && request.size() < kMaxRequestBytes) {
-    if (!conn.hasBuffered() && !conn.tlsFailed() && !waitFd(conn.fd(), conn.pollEvents(POLLIN), wakeFd, deadline)) {
+    if (!conn.readyWithoutFd() && !waitFd(conn.fd(), conn.pollEvents(POLLIN), wakeFd, deadline)) {
       ACCL_INFO(ACCL_LOG_RAS, "RAS: a client sent no request within %lld ms; closing it",
                 static_cast<long long>(timeoutMs));
       return;

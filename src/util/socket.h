@@ -135,6 +135,9 @@ class Socket {
   bool encrypted() const { return tls_ != nullptr; }
   // Decrypted bytes are waiting: read them before polling the fd.
   bool hasBuffered() const { return tls_ && tls_->buffered(); }
+  // A recvSome / sendSome has something to say without the fd becoming ready: decrypted bytes, or
+  // a TLS failure the helper thread met (and whose bytes it took). A poller treats this as ready.
+  bool readyWithoutFd() const { return hasBuffered() || tlsFailed(); }
   // The poll events that mean progress for a transfer that wants `events` (TLS may need the other way).
   short pollEvents(short events) const {
     if (tls_ && tls_->wantsWrite()) return static_cast<short>(events | POLLOUT);

@@ -140,7 +140,7 @@ bool query(const Options& o, int port, std::string* answer, std::string* why) {
   // helper thread may meet a failure (and take the bytes that carried it) while we sleep.
   auto await = [&](short events) {
     while (true) {
-      if (conn.hasBuffered() || conn.tlsFailed()) return true;
+      if (conn.readyWithoutFd()) return true;
       pollfd p{conn.fd(), conn.pollEvents(events), 0};
       int64_t left = deadline - nowMs();
       if (left <= 0) return false;

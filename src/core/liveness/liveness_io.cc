@@ -235,13 +235,13 @@ void Service::loop() {
       fds.push_back({listenFd_, POLLIN, 0});
       refs.push_back({1, 0});
       for (size_t i = 0; i < pending_.size(); ++i) {
-        if (pending_[i].sock.hasBuffered() || pending_[i].sock.tlsFailed()) buffered.push_back(fds.size());
+        if (pending_[i].sock.readyWithoutFd()) buffered.push_back(fds.size());
         fds.push_back({pending_[i].sock.fd(), pending_[i].sock.pollEvents(POLLIN), 0});
         refs.push_back({2, i});
       }
       for (auto& [t, p] : procs_) {
         if (p.in.valid()) {
-          if (p.in.hasBuffered() || p.in.tlsFailed()) buffered.push_back(fds.size());
+          if (p.in.readyWithoutFd()) buffered.push_back(fds.size());
           fds.push_back({p.in.fd(), p.in.pollEvents(POLLIN), 0});
           refs.push_back({3, t});
         }
