@@ -26,15 +26,23 @@ ncclResult_t waitSendDone(const HostConnEnd& c, uint64_t step, const WaitPolicy&
 }
 
 void writeLLSlot(FifoView& f, const char* payload, size_t bytes) {
-  const size_t words = divUp(bytes, kLLWordPayload);
   LLWord* slot = f.llSlot(f.step);
   const size_t fullWords = bytes / kLLWordPayload;
   const uint64_t flagBits = static_cast<uint64_t>(llFlag(f.step)) << 32;  // LLWord::flag is the high half
-  for (size_t w = 0; w < words; ++w) {
+  auto store = [&](size_t w, uint32_t data) {
+    std::atomic_ref<uint64_t>(*reinterpret_cast<uint64_t*>(&slot[w])).store(flagBits | data, std::memory_order_relaxed);
+  };
+  // Whole words with a fixed-size copy (inlined: a variable-size memcpy per 4-byte word was a
+  // library call per word, most of a small LL step's time); the partial last word apart.
+  for (size_t w = 0; w < fullWords; ++w) {
+    uint32_t data;
+    std::memcpy(&data, payload + w * kLLWordPayload, kLLWordPayload);
+    store(w, data);
+  }
+  if (const size_t rest = bytes - fullWords * kLLWordPayload) {
     uint32_t data = 0;
-    std::memcpy(&data, payload + w * kLLWordPayload, w < fullWords ? kLLWordPayload : bytes - w * kLLWordPayload);
-    std::atomic_ref<uint64_t>(*reinterpret_cast<uint64_t*>(&slot[w])).store(flagBits | data,
-                                                                            std::memory_order_relaxed);
+    std::memcpy(&data, payload + fullWords * kLLWordPayload, rest);
+    store(fullWords, data);
   }
 }
 
@@ -51,11 +59,16 @@ bool tryReadLL(const FifoView& f, size_t bytes, char* out) {
     return word;
   };
   if (load(words - 1).flag != flag) return false;  // the sender writes in order: the last word comes last
-  for (size_t w = 0; w < words; ++w) {
+  const size_t fullWords = bytes / kLLWordPayload;
+  for (size_t w = 0; w < fullWords; ++w) {  // fixed-size copies, inlined (see writeLLSlot)
     const LLWord word = load(w);
     if (word.flag != flag) return false;
-    const size_t at = w * kLLWordPayload;
-    std::memcpy(out + at, &word.data, bytes - at < kLLWordPayload ? bytes - at : kLLWordPayload);
+    std::memcpy(out + w * kLLWordPayload, &word.data, kLLWordPayload);
+  }
+  if (fullWords < words) {
+    const LLWord word = load(fullWords);
+    if (word.flag != flag) return false;
+    std::memcpy(out + fullWords * kLLWordPayload, &word.data, bytes - fullWords * kLLWordPayload);
   }
   return true;
 }

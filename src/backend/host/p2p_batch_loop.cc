@@ -150,6 +150,7 @@ ncclResult_t hostRunP2pBatch(const HostP2pContext& ctx, int channel, const std::
     }
     if (progressed) {
       idle = sleeps = 0;
+      idleSinceMs = 0;
       continue;
     }
     remaining = 0;
@@ -157,12 +158,13 @@ ncclResult_t hostRunP2pBatch(const HostP2pContext& ctx, int channel, const std::
     if (remaining == 0) break;
     // Nothing moved: spin, then yield, then sleep with a growing pause, watching abort,
     // the timeout and the peers' liveness.
-    if (idle == 0) lastLogMs = idleSinceMs = nowMs();
     ++idle;
     if (idle < policy.spinCount) {
       cpuRelax();
       continue;
     }
+    // The clock is read once the spin is over: most waits of a small call end within it.
+    if (idleSinceMs == 0) lastLogMs = idleSinceMs = nowMs();
     if (nowMs() - idleSinceMs < policy.yieldUs / 1000 + 1) {
       sched_yield();
       continue;
