@@ -1,8 +1,9 @@
 // The host one-shot all-reduce (backend/host/host_one_shot.h) through the public API, label mp:
-// NCCL_ALGO=OneShot pins it, so every call exchanges whole vectors — as LL steps up to 4 KiB,
-// Simple ones beyond — and reduces them in rank order. Sizes straddle the LL limit and end on
-// partial LL words (1- and 2-byte types, odd counts); a small NCCL_LL_BUFFSIZE makes a vector take
-// more LL steps than the FIFO has slots. Results are exact integers compared in closed form, in
+// NCCL_ALGO=OneShot pins it, so every call exchanges whole vectors — as LL steps up to 256 B,
+// Simple ones beyond — and reduces them in rank order. Sizes straddle the LL limit for every
+// element size and end on partial LL words (1- and 2-byte types, odd counts); the smallest
+// NCCL_LL_BUFFSIZE (32 B of payload per LL slot) makes a vector at the limit fill every slot of
+// the FIFO, and each call after the first reuses them. Results are exact integers compared in closed form, in
 // place and out of place, and the bytes after each vector must stay untouched.
 #include <cstdint>
 #include <cstdlib>
@@ -36,8 +37,9 @@ class EnvScope {
   std::vector<std::pair<std::string, std::optional<std::string>>> saved_;
 };
 
-// Element counts: LL words are 4 bytes, the LL limit is 4096 bytes per rank.
-const std::vector<size_t> kCounts = {1, 3, 7, 255, 1023, 1024, 1025, 2047, 2048, 2049, 4095, 4097, 9001};
+// Element counts: LL words are 4 bytes, the LL limit is 256 bytes per rank: 31-33 (double),
+// 63-65 (float), 127-129 (half) and 255-257 (int8) straddle it.
+const std::vector<size_t> kCounts = {1, 3, 7, 31, 32, 33, 63, 64, 65, 127, 128, 129, 255, 256, 257, 1025, 4097, 9001};
 
 // Rank r's element i: a small integer, so every sum is exact in every type used.
 int inputValue(int rank, size_t i) { return static_cast<int>((rank * 7 + i * 3) % 5); }
@@ -82,7 +84,7 @@ class OneShotTest : public testing::TestWithParam<std::tuple<LaunchMode, int, bo
 TEST_P(OneShotTest, SumsAcrossTheLLLimit) {
   const auto [mode, nranks, smallLLSlots] = GetParam();
   EnvScope env({{"NCCL_ALGO", "OneShot"}, {"NCCL_PROTO", nullptr},
-                {"NCCL_LL_BUFFSIZE", smallLLSlots ? "4096" : nullptr}});
+                {"NCCL_LL_BUFFSIZE", smallLLSlots ? "512" : nullptr}});
   LaunchOptions opts;
   opts.mode = mode;
   opts.nranks = nranks;
