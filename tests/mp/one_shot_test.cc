@@ -3,8 +3,8 @@
 // Simple ones beyond — and reduces them in rank order. Sizes straddle the LL limit for every
 // element size and end on partial LL words (1- and 2-byte types, odd counts); the smallest
 // NCCL_LL_BUFFSIZE (32 B of payload per LL slot) makes a vector at the limit fill every slot of
-// the FIFO, and each call after the first reuses them. Results are exact integers compared in closed form, in
-// place and out of place, and the bytes after each vector must stay untouched.
+// the FIFO, and each call after the first reuses them. Results are exact integers compared in
+// closed form, in place and out of place, and the bytes after each vector must stay untouched.
 #include <cstdint>
 #include <cstdlib>
 #include <optional>
