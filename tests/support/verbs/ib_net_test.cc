@@ -2,10 +2,12 @@
 // (libaccl-verbs-emu.so, loaded through ACCL_IBVERBS_LIB): discovery and NCCL_IB_HCA filtering,
 // the connection handshake, send / receive of awkward sizes over one and several QPs, grouped
 // receives, junk on the listening port, and errors (a QP forced to error, a vanished peer) that
-// must come back as ncclRemoteError naming the peer, without a hang.
+// must come back as ncclRemoteError naming the peer, without a hang — and a stopped process that
+// must not.
 #include <arpa/inet.h>
 #include <dlfcn.h>
 #include <gtest/gtest.h>
+#include <signal.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -516,6 +518,40 @@ TEST_F(IbNet, VanishedPeerIsRetryExceededRemoteError) {
   EXPECT_NE(msg.find("127.0.0.1:"), std::string::npos) << msg;
   EXPECT_EQ(net->deregMr(s, ms), ncclSuccess);
   EXPECT_EQ(net->closeSend(s), ncclSuccess);
+}
+
+// A real HCA acknowledges while its host is descheduled, so a process that is stopped or starved
+// (a loaded CI machine, a sanitizer) must not see retry exceeded. The child moves 16 MiB messages
+// with a 400 ms retry budget while the parent stops it for 900 ms at a time.
+TEST_F(IbNet, StoppedProcessIsNotRetryExceeded) {
+  ScopedEnvVar retry("ACCL_VERBS_EMU_RETRY_MS", "400");
+  pid_t pid = fork();
+  ASSERT_GE(pid, 0);
+  if (pid == 0) {
+    alarm(60);
+    auto net = make();
+    NetSendComm* s = nullptr;
+    NetRecvComm* r = nullptr;
+    connectPair(net.get(), 0, 1, &s, &r);
+    for (int i = 0; i < 12 && !HasFailure(); i++) sendRecv(net.get(), s, r, size_t(16) << 20, i);
+    if (s) net->closeSend(s);
+    if (r) net->closeRecv(r);
+    _exit(HasFailure() ? 1 : 0);
+  }
+  int status = 0;
+  bool exited = false;
+  for (int stop = 0; stop < 12 && !exited; stop++) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(10 + 7 * stop % 30));
+    if (waitpid(pid, &status, WNOHANG) == pid) {
+      exited = true;
+      break;
+    }
+    kill(pid, SIGSTOP);
+    std::this_thread::sleep_for(std::chrono::milliseconds(900));
+    kill(pid, SIGCONT);
+  }
+  if (!exited) ASSERT_EQ(waitpid(pid, &status, 0), pid);
+  EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << "child status " << status;
 }
 
 }  // namespace

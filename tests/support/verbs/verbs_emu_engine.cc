@@ -20,6 +20,11 @@ namespace verbs_emu {
 namespace {
 
 constexpr int64_t kConnectRetryNs = 50 * 1000000LL;
+// The loop wakes at least every 10 ms (its poll timeout); a longer gap between two passes means
+// this process did not run (stopped, starved, a sanitizer's pause), and the time is not counted
+// against any retry budget: a real HCA goes on acknowledging while its host is descheduled, so a
+// stall of the host never makes a retry exceeded.
+constexpr int64_t kStallNs = 200 * 1000000LL;
 constexpr size_t kMaxQueuedInbound = 64;
 
 void dropFd(Conn* c) {  // closes the socket, keeps queued output (a requester reconnects)
@@ -141,6 +146,7 @@ void engineMain(Context* ctx) {
   };
   std::vector<pollfd> fds;
   std::vector<Watch> watches;
+  int64_t lastPassNs = nowNs();
   while (!ctx->stop.load()) {
     faultPollFile();
     fds.clear();
@@ -150,9 +156,12 @@ void engineMain(Context* ctx) {
     {
       std::lock_guard<std::mutex> lock(ctx->mu);
       int64_t now = nowNs();
+      int64_t stalled = now - lastPassNs > kStallNs ? now - lastPassNs : 0;
+      lastPassNs = now;
       for (const auto& sp : ctx->qps) {
         Qp* q = sp.get();
         // Timers first.
+        if (stalled && q->retryDeadlineNs) q->retryDeadlineNs += stalled;
         if (!q->unacked.empty() && q->retryDeadlineNs && now > q->retryDeadlineNs && q->state == IBV_QPS_RTS) {
           fprintf(stderr, "verbs-emu: QP %u: no answer from QP %u within the retry budget: retry exceeded\n",
                   q->qp.qp_num, q->destQpn);
