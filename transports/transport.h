@@ -16,8 +16,8 @@
 // A transport may also keep state for a whole communicator (the network: its NetDevice and proxy
 // thread). Core never sees what it is: the connection table asks the transport to make it
 // (commInit, on the transport's first use), hands it to every setup and connect of that transport
-// (ConnSetup::state), lets the transport drain it before the rank leaves (drain), and deletes it
-// after every connection it served. The tuner reads the network's device through two more hooks
+// (ConnSetup::state), lets the transport drain it before the rank leaves (drain), tells it of a
+// buffer deregistration (bufferDeregistered), and deletes it after every connection it served. The tuner reads the network's device through two more hooks
 // (setNicPicker, nicInfo); every hook is optional.
 //
 // A blob is ConnBlob: a fixed envelope (which transport, which end, which rank, the receiver's
@@ -95,9 +95,12 @@ struct ConnEnd {
   uint64_t ownedBytes = 0;   // memory this end allocated for the connection
   uint64_t mappedBytes = 0;  // the peer's memory this end maps
   // A sender end whose proxy can send straight from this process's memory (the network on the
-  // host backend, a device that needs no registration): Simple steps of at least this many bytes
-  // may be published as kFifoStepUserPtr (device/common/fifo.h). 0: never.
+  // host backend): Simple steps of at least this many bytes may be published as
+  // kFifoStepUserPtr (device/common/fifo.h). 0: never.
   size_t userSendMinBytes = 0;
+  // With userSendMinBytes: the device sends only from memory registered with it (IB verbs,
+  // plugins), so only a step inside a buffer registered with ncclCommRegister goes that way.
+  bool userSendRegisteredOnly = false;
   // With a profiler plugin: the operations the backend ran on this end, for a proxy's ProxyOp /
   // ProxyStep events (profiler/proxy_op_marks.h). Untouched without one.
   prof::ProxyOpMarks profOps;
@@ -182,6 +185,10 @@ struct Transport {
   // nicInfo opens the device if needed and describes it (an error when no network is usable).
   void (*setNicPicker)(TransportCommState* state, TransportNicPicker picker) = nullptr;
   ncclResult_t (*nicInfo)(TransportCommState* state, TransportNic* out) = nullptr;
+  // ncclCommDeregister took back the buffer registration `id` (UserBufferReg::id): whatever the
+  // transport registered for it (the network: its device's memory registrations for zero-copy
+  // sends) is released before the call returns, while the memory is still the user's.
+  void (*bufferDeregistered)(TransportCommState* state, uint64_t id) = nullptr;
 
   const TransportSide& side(ConnSide s) const { return s == ConnSide::kSend ? send : recv; }
 };

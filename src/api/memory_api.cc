@@ -4,7 +4,10 @@
 // with a CUDA device, ncclMemAlloc returns shareable device memory (cuMem at the recommended
 // granularity, exportable as a POSIX fd and mapped for every peer-capable device; cudaMalloc when
 // cuMem is unusable: device/cuda/cuda_memory.h). Registrations are tracked the same way on both
-// backends, for a backend to look up for zero-copy; unused, they change nothing.
+// backends, for a backend to look up for zero-copy: the host backend's network sends over a device
+// that needs registered memory (IB verbs, plugins) go straight from a registered buffer, and
+// ncclCommDeregister releases the device registrations made for it.
+#include <cstdint>
 #include <cstdlib>
 #include <mutex>
 #include <unordered_set>
@@ -14,6 +17,7 @@
 #include "core/comm/buffer_registry.h"
 #include "core/comm/comm.h"
 #include "core/comm/window_registry.h"
+#include "core/engine/engine.h"
 #include "device/device_probe.h"
 #include "util/last_error.h"
 
@@ -104,7 +108,11 @@ ACCL_API(ncclResult_t, ncclCommRegister, const ncclComm_t comm, void* buff, size
 ACCL_API(ncclResult_t, ncclCommDeregister, const ncclComm_t comm, void* handle) {
   return apiGuard("ncclCommDeregister", [&]() -> ncclResult_t {
     ACCL_CHECK(checkCommHandle("ncclCommDeregister", comm));
-    return deregisterBuffer("ncclCommDeregister", comm, handle);  // never dereferences the handle
+    ACCL_CHECK(deregisterBuffer("ncclCommDeregister", comm, handle));  // never dereferences the handle
+    // The network's zero-copy sends may hold device registrations of the buffer: gone before the
+    // user may free it.
+    if (comm->engine) comm->engine->conns.bufferDeregistered(reinterpret_cast<uintptr_t>(handle));
+    return ncclSuccess;
   });
 }
 

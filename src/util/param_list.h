@@ -123,8 +123,9 @@ ACCL_PARAM(ACCL_NET_TEST_ORDER, Str, "auto",
            "order, which older plugins rely on), in any order on the built-in Socket and IB; oldest = oldest first "
            "everywhere; any = any order everywhere (for tests: an order-reliant plugin then fails).")
 ACCL_PARAM(ACCL_NET_ZERO_COPY_MIN, Int, "65536",
-           "Host backend over a network that needs no registration (Socket): Simple steps of at least this many "
-           "bytes go from the user's buffer straight to the network, not through a staging copy; 0: never.")
+           "Host backend over the network: Simple steps of at least this many bytes go from the user's buffer "
+           "straight to the network, not through a staging copy (IB verbs and plugins: only from buffers "
+           "registered with ncclCommRegister); 0: never.")
 ACCL_PARAM(ACCL_SOCKET_HANDSHAKE_MS, Int, "5000",
            "Socket network: a connection to a listening port that has not sent its hello (magic, connection id) "
            "within this many milliseconds is rejected with a WARN naming its address.")

@@ -7,7 +7,8 @@
 #   NetMatrix.StrictV6.<Old>  the same plugin driven in accl's order before issue 20 must fail
 #   NetFault.<net>.<fault>    link down / QP error / SIGKILL during large all-reduces
 #   NetWire.Socket.Attack     junk, wrong magic and silent connections to every listening port
-#   NetZeroCopy.Socket.H<h>P<p>  large steps sent straight from the user's buffers (net_zero_copy_rank.cc)
+#   NetZeroCopy.<net>.H<h>P<p>  large steps sent straight from the user's buffers (net_zero_copy_rank.cc);
+#                               over IB and the v6 plugin only from ncclCommRegister'd ones
 set(ACCL_COLL_DIR ${PROJECT_SOURCE_DIR}/tests/mp)
 add_executable(net_matrix_rank net_matrix_rank.cc net_matrix_cases.cc net_fault_rank.cc net_wire_attacker.cc
                                net_zero_copy_rank.cc
@@ -65,6 +66,12 @@ if(TARGET accl_strict_v6_net)
                        $<TARGET_FILE:net_matrix_rank> matrix allreduce)
   accl_net_matrix_test(NetMatrix.StrictV6.AnyTestOrder acclStrictV6 2 1 -t 60 -F -g "acclStrictV6: test on .* request"
                        -- ${_strict} ACCL_NET_TEST_ORDER=any $<TARGET_FILE:net_matrix_rank> matrix allreduce)
+  # Zero copy through the v6 plugin: regMr of the user's registered buffers (host memory) while
+  # the comm's other requests are in flight, and its in-order completion, hold.
+  accl_net_matrix_test(NetZeroCopy.StrictV6.H2P1 acclStrictV6 2 1 -g "straight from the user's buffer" -m 2
+                       -g "released the registration of user buffer .* at ncclCommDeregister" -m 12
+                       -- ${_strict} NCCL_DEBUG=INFO NCCL_DEBUG_SUBSYS=INIT,NET NCCL_BUFFSIZE=65536
+                       ACCL_NET_ZERO_COPY_MIN=4096 $<TARGET_FILE:net_matrix_rank> zerocopy)
   add_dependencies(net_matrix_rank accl_strict_v6_net)
 endif()
 
@@ -101,6 +108,15 @@ foreach(shape 2x1 2x2)
   accl_net_matrix_test(NetZeroCopy.Socket.H${h}P${p} Socket ${h} ${p} -g "straight from the user's buffer" -m 4
                        -- env NCCL_NET=Socket NCCL_DEBUG=INFO NCCL_DEBUG_SUBSYS=INIT,NET NCCL_BUFFSIZE=65536
                        ACCL_NET_ZERO_COPY_MIN=4096 $<TARGET_FILE:net_matrix_rank> zerocopy)
+  # IB verbs sends only from registered memory: the steps inside ncclCommRegister'd buffers go
+  # straight from them (the proxy registers each buffer with the device once), and every one of
+  # those registrations is released at ncclCommDeregister (3 rounds x 2 buffers, per sending end).
+  if(TARGET accl-verbs-emu)
+    accl_net_matrix_test(NetZeroCopy.IB.H${h}P${p} IB ${h} ${p} -g "straight from the user's buffer" -m 4
+                         -g "released the registration of user buffer .* at ncclCommDeregister" -m 24
+                         -- env ${ACCL_NM_ENV_IB} NCCL_DEBUG=INFO NCCL_DEBUG_SUBSYS=INIT,NET NCCL_BUFFSIZE=65536
+                         ACCL_NET_ZERO_COPY_MIN=4096 $<TARGET_FILE:net_matrix_rank> zerocopy)
+  endif()
 endforeach()
 
 # tests/netns/bench_net.sh's raw TCP measurement (a tool, not a test).

@@ -1,5 +1,5 @@
 // The zero-copy network path across namespace hosts (net_matrix_rank zerocopy): large Simple steps
-// go from the user's buffer straight to the socket (transports/net/net_user_send.h,
+// go from the user's buffer straight to the socket or the verbs send (transports/net/net_user_send.h,
 // backend/host/user_sends.h). Run with ACCL_NET_ZERO_COPY_MIN=4096 and NCCL_BUFFSIZE=65536 (8 KiB
 // slots), so steps fall below, at and above the threshold; the test in CMake checks the proxy's
 // log line that proves the path ran. Two communicators, each on 2 channels:
@@ -11,6 +11,8 @@
 // Then buffers that change between calls: per iteration a fresh mapping (munmap'd afterwards, so
 // the next one usually lands at the same address) and a fresh heap buffer, new values each time,
 // in-place and out-of-place all-reduces; a send that served a stale buffer shows as wrong values.
+// Then buffers registered with ncclCommRegister (the only ones a device that needs registered
+// memory, IB verbs, sends from directly), registered, used and deregistered round by round.
 // Last a send/recv ring (the point-to-point loop sends from the user's buffer too) over fresh
 // mappings, counts around the threshold.
 #include <sys/mman.h>
@@ -118,6 +120,65 @@ bool runRealloc(RankContext& ctx, ncclComm_t comm, const ncclCollConfig_t* confi
   return true;
 }
 
+// Buffers registered with ncclCommRegister: over a device that sends only from registered memory
+// (IB verbs, plugins) these are the steps that go straight from the user's memory. Per round two
+// fresh mappings are registered; an out-of-place then an in-place all-reduce and a send/recv
+// ring run over them; then both are deregistered (the proxy releases its device registrations
+// of them, which the test in CMake counts) and unmapped, so the next round's buffers usually
+// land at the same addresses under new registrations. False when a call failed.
+bool runRegistered(RankContext& ctx, ncclComm_t comm, const ncclCollConfig_t* config) {
+  const size_t count = 262147;  // ~1 MiB of float
+  const size_t bytes = count * sizeof(float);
+  const int n = ctx.nranks, r = ctx.rank, to = (r + 1) % n, from = (r + n - 1) % n;
+  for (int round = 0; round < 3; ++round) {
+    const int it = 100 + round;  // values unlike the other scenarios'
+    void* ma = mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    void* mb = mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (ma == MAP_FAILED || mb == MAP_FAILED) return ctx.fail("registered round %d: mmap failed", round), false;
+    float* a = static_cast<float*>(ma);
+    float* b = static_cast<float*>(mb);
+    void* ha = nullptr;
+    void* hb = nullptr;
+    ncclResult_t res = ncclCommRegister(comm, a, bytes, &ha);
+    if (res == ncclSuccess) res = ncclCommRegister(comm, b, bytes, &hb);
+    std::string what = "ncclCommRegister";
+    for (int k = 0; k < 3 && res == ncclSuccess; ++k) {
+      const bool inPlace = k == 1, p2p = k == 2;
+      for (size_t j = 0; j < count; ++j) a[j] = reallocValue(r, j, it);
+      std::memset(b, 0xff, bytes);
+      float* out = inPlace ? a : b;
+      if (p2p) {
+        what = "send/recv";
+        res = ncclGroupStart();
+        if (res == ncclSuccess) res = ncclSend(a, count, ncclFloat32, to, comm, nullptr);
+        if (res == ncclSuccess) res = ncclRecv(b, count, ncclFloat32, from, comm, nullptr);
+        const ncclResult_t end = ncclGroupEnd();
+        if (res == ncclSuccess) res = end;
+      } else {
+        what = inPlace ? "in-place all-reduce" : "out-of-place all-reduce";
+        res = ncclAllReduceConfig(a, out, count, ncclFloat32, ncclSum, comm, nullptr, config);
+      }
+      size_t wrong = 0;
+      std::string first;
+      for (size_t j = 0; res == ncclSuccess && j < count; ++j) {
+        const float want = p2p ? reallocValue(from, j, it) : reallocSum(n, j, it);
+        if (out[j] != want && wrong++ == 0)
+          first = "[" + std::to_string(j) + "] expected " + std::to_string(want) + " got " + std::to_string(out[j]);
+      }
+      ctx.check(wrong == 0, "registered round %d, %s: %zu elements wrong; %s", round, what.c_str(), wrong,
+                first.c_str());
+    }
+    if (hb && ncclCommDeregister(comm, hb) != ncclSuccess && res == ncclSuccess) res = ncclInternalError;
+    if (ha && ncclCommDeregister(comm, ha) != ncclSuccess && res == ncclSuccess) res = ncclInternalError;
+    munmap(ma, bytes);
+    munmap(mb, bytes);
+    if (res != ncclSuccess)
+      return ctx.fail("registered round %d, %s returned %d: %s", round, what.c_str(), res, ncclGetLastError(nullptr)),
+             false;
+  }
+  return true;
+}
+
 int32_t ringValue(int rank, size_t j, int it) { return int32_t(rank * 1000003u + j * 7919u + unsigned(it) * 31u + 17u); }
 
 // Rank r sends count int32 to r+1 and receives from r-1 in one group, each buffer a fresh mapping
@@ -195,6 +256,7 @@ int runZeroCopyMode(const MhRank& me) {
     cases += runner.casesRun();
     if (!ok) break;
     if (!(ok = runRealloc(ctx, comm, &config))) break;
+    if (!(ok = runRegistered(ctx, comm, &config))) break;
   }
   if (ok) ok = runP2pRing(ctx, comm);
   res = ok ? ncclCommDestroy(comm) : ncclCommAbort(comm);

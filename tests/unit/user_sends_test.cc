@@ -57,14 +57,35 @@ TEST_F(UserSendsTest, AStepIsPublishedAsAPointerWithItsSize) {
   FifoUserSend desc;
   std::memcpy(&desc, view_.simpleSlot(0), sizeof(desc));
   EXPECT_EQ(desc.data, user_ + 8);
+  EXPECT_EQ(desc.reg.id, 0u);  // no registered buffer named
   EXPECT_TRUE(sends.any());
+}
+
+TEST_F(UserSendsTest, AStepFromARegisteredBufferNamesIt) {
+  UserSends sends;
+  const UserBufferReg reg{user_, sizeof(user_), 0xacc1000000000010ull};
+  sends.publish(end_, user_ + 100, 300, reg);
+  FifoUserSend desc;
+  std::memcpy(&desc, view_.simpleSlot(0), sizeof(desc));
+  EXPECT_EQ(desc.data, user_ + 100);
+  EXPECT_EQ(desc.reg.base, static_cast<const void*>(user_));
+  EXPECT_EQ(desc.reg.bytes, sizeof(user_));
+  EXPECT_EQ(desc.reg.id, reg.id);
+}
+
+TEST_F(UserSendsTest, RegistrationNeededWhenAnyEndSendsOnlyFromRegisteredMemory) {
+  HostConnEnd ends[2] = {end_, end_};
+  EXPECT_FALSE(UserSends::needRegistration(ends, 2));  // Socket: any memory
+  ends[1].userSendRegisteredOnly = true;                // IB verbs, plugins
+  EXPECT_TRUE(UserSends::needRegistration(ends, 2));
+  EXPECT_FALSE(UserSends::needRegistration(ends, 1));
 }
 
 TEST_F(UserSendsTest, AllowedOnlyAtOrAboveEveryEndsThreshold) {
   HostConnEnd ends[2] = {end_, end_};
   EXPECT_FALSE(UserSends::allowed(ends, 2, 63));
   EXPECT_TRUE(UserSends::allowed(ends, 2, 64));
-  ends[1].userSendMin = 0;  // a FIFO end (shm, IB): never
+  ends[1].userSendMin = 0;  // a FIFO end (shm, p2p): never
   EXPECT_FALSE(UserSends::allowed(ends, 2, 4096));
   EXPECT_FALSE(UserSends::allowed(ends, 0, 4096));
   EXPECT_FALSE(UserSends::inputSentAsIs(DevRedOp{DevRedOpKind::kPreMulSum}));

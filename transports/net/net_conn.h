@@ -21,6 +21,7 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "device/common/fifo.h"
 #include "profiler/net_plugin_events.h"
@@ -95,6 +96,17 @@ struct NetConnResources : TransportResources {
   size_t userSendMinBytes = 0;
   uint64_t userSteps = 0;
   uint64_t userBytes = 0;
+  // A device that sends only from registered memory (IB verbs, plugins): the user buffers
+  // (ncclCommRegister'd, by registration id) this end registered with it, each kept until
+  // ncclCommDeregister or the end goes (net_user_send.h).
+  bool userSendRegisteredOnly = false;
+  struct UserMr {
+    uint64_t id;
+    const void* base;
+    size_t bytes;
+    NetMemHandle* mhandle;
+  };
+  std::vector<UserMr> userMrs;
 
   // Sender progress: steps [doneStep, postStep) are posted; postStep's header may be.
   // Receiver progress: steps [doneStep, postStep) have their payload posted (or none);

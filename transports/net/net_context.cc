@@ -4,6 +4,7 @@
 #include <atomic>
 
 #include "transports/net/net_conn.h"
+#include "transports/net/net_user_send.h"
 #include "util/check.h"
 #include "util/log.h"
 
@@ -25,6 +26,13 @@ void NetContext::drainAndStopProxy() {
   if (!proxy_.drain(busy, progress, kDrainStallMs, kDrainMaxMs))
     ACCL_INFO(ACCL_LOG_NET, "NET/proxy: rank %d: closing with steps the peer did not take", rank_);
   proxy_.stop();
+}
+
+void NetContext::bufferDeregistered(uint64_t id) {
+  proxy_.forEachEnd([id](ConnEnd* end) {
+    auto* r = static_cast<NetConnResources*>(end->resources.get());
+    if (r && r->side == ConnSide::kSend && !r->userMrs.empty()) netReleaseUserMrs(r, id, "at ncclCommDeregister");
+  });
 }
 
 int NetContext::matchDevice() {
@@ -50,6 +58,10 @@ std::unique_ptr<TransportCommState> netCommInit(const TransportCommInit& init) {
 }
 
 void netCommDrain(TransportCommState* state) { static_cast<NetContext*>(state)->drainAndStopProxy(); }
+
+void netBufferDeregistered(TransportCommState* state, uint64_t id) {
+  static_cast<NetContext*>(state)->bufferDeregistered(id);
+}
 
 void netSetNicPicker(TransportCommState* state, TransportNicPicker picker) {
   auto matcher = [picker = std::move(picker)](const std::vector<NetProperties>& all) {

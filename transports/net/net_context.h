@@ -67,6 +67,9 @@ class NetContext : public TransportCommState {
   // peer takes nothing for kDrainStallMs or kDrainMaxMs passed; then stops the proxy thread
   // (joined; it restarts on the next connection's add).
   void drainAndStopProxy();
+  // ncclCommDeregister took back registration `id`: every sender end releases the device
+  // registration it made of that buffer for zero-copy sends (net_user_send.h), if any.
+  void bufferDeregistered(uint64_t id);
   static constexpr int64_t kDrainStallMs = 300;
   static constexpr int64_t kDrainMaxMs = 2000;
 
@@ -92,6 +95,7 @@ class NetContext : public TransportCommState {
 // and the properties of the device in use.
 std::unique_ptr<TransportCommState> netCommInit(const TransportCommInit& init);
 void netCommDrain(TransportCommState* state);
+void netBufferDeregistered(TransportCommState* state, uint64_t id);
 void netSetNicPicker(TransportCommState* state, TransportNicPicker picker);
 ncclResult_t netNicInfo(TransportCommState* state, TransportNic* out);
 

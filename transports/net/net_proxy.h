@@ -56,6 +56,12 @@ class NetProxy {
   template <class Busy, class Progress>
   bool drain(Busy&& busy, Progress&& progress, int64_t stallMs, int64_t maxMs);
   bool running() const { return running_.load(std::memory_order_acquire); }
+  // Calls fn(end) for every end, with the ends' lock held (no sweep runs meanwhile).
+  template <class Fn>
+  void forEachEnd(Fn&& fn) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    for (const Entry& e : entries_) fn(e.end);
+  }
   // The communicator's profiler (null: none); set before the first add().
   void setProfiler(prof::CommProfiler* p) { prof_ = p; }
   // Sweeps done since start (for tests).

@@ -67,10 +67,11 @@ ncclResult_t netSendProgress(NetConnResources* r, bool* progressed) {
     }
     if (bytes > 0) {
       const void* src = nullptr;
-      ACCL_CHECK(netStepSource(r, s, info, &src));
+      NetMemHandle* mh = nullptr;
+      ACCL_CHECK(netStepSource(r, s, info, &src, &mh));
       NetRequest* req = nullptr;
-      ncclResult_t res = r->net->isendProfiled(r->sendComm, const_cast<void*>(src), bytes, kNetDataTag, r->mhandle,
-                                               profHandle, &req);
+      ncclResult_t res =
+          r->net->isendProfiled(r->sendComm, const_cast<void*>(src), bytes, kNetDataTag, mh, profHandle, &req);
       if (res != ncclSuccess) return r->failWith(res, "posting a step's data");
       if (!req) break;
       st.data = req;

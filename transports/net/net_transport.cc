@@ -32,6 +32,7 @@ NetConnResources::~NetConnResources() {
   netProfileRetireAll(this);
   netLogUserSends(this);
   if (net) {
+    if (sendComm) netReleaseUserMrs(this, 0, "as the connection closes");
     if (mhandle) net->deregMr(sendComm ? static_cast<void*>(sendComm) : static_cast<void*>(recvComm), mhandle);
     if (sendComm) net->closeSend(sendComm);
     if (recvComm) net->closeRecv(recvComm);
@@ -253,6 +254,7 @@ ncclResult_t sendConnect(const ConnSetup& s, const ConnBlob& peerBlob, ConnEnd* 
     if (!r->sendComm) return ncclInProgress;
     ACCL_CHECK(registerMemory(r, r->sendComm));
     r->userSendMinBytes = end->userSendMinBytes = netUserSendMinBytes(r);
+    r->userSendRegisteredOnly = end->userSendRegisteredOnly = netUserSendRegisteredOnly(r);
     joinProxy(r, end);
   }
   return ncclSuccess;
@@ -291,6 +293,7 @@ const Transport kNetTransport = {
     &netCommDrain,
     &netSetNicPicker,
     &netNicInfo,
+    &netBufferDeregistered,  // zero-copy sends' device registrations of user buffers
 };
 
 }  // namespace accl

@@ -2,6 +2,8 @@
 #include "transports/net/net_user_send.h"
 
 #include <atomic>
+#include <cstdint>
+#include <cstdio>
 #include <cstring>
 
 #include "transports/net/net_conn.h"
@@ -12,13 +14,56 @@
 namespace accl {
 
 size_t netUserSendMinBytes(const NetConnResources* r) {
-  if (r->side != ConnSide::kSend || r->pinned || !r->ctx->properties().sendsUnregistered) return 0;
+  const NetProperties& props = r->ctx->properties();
+  if (r->side != ConnSide::kSend || r->pinned || !(props.sendsUnregistered || (props.ptrSupport & kNetPtrHost)))
+    return 0;
   const int64_t min = paramInt("ACCL_NET_ZERO_COPY_MIN");
   return min > 0 ? static_cast<size_t>(min) : 0;
 }
 
-ncclResult_t netStepSource(NetConnResources* r, uint64_t s, uint32_t info, const void** src) {
+bool netUserSendRegisteredOnly(const NetConnResources* r) { return !r->ctx->properties().sendsUnregistered; }
+
+namespace {
+
+// The device's handle for the registered buffer `reg` on this end: the cached one, else a new
+// registration of the whole buffer.
+ncclResult_t userBufferHandle(NetConnResources* r, const UserBufferReg& reg, NetMemHandle** mh) {
+  for (const NetConnResources::UserMr& m : r->userMrs)
+    if (m.id == reg.id) {
+      *mh = m.mhandle;
+      return ncclSuccess;
+    }
+  NetMemHandle* handle = nullptr;
+  ncclResult_t res = r->net->regMr(r->sendComm, const_cast<void*>(reg.base), reg.bytes, kNetPtrHost, &handle);
+  if (res != ncclSuccess) {
+    char what[160];
+    snprintf(what, sizeof(what), "registering the user buffer %p (%zu bytes) with %s for a zero-copy send", reg.base,
+             reg.bytes, r->net->name());
+    return r->failWith(res, what);
+  }
+  r->userMrs.push_back(NetConnResources::UserMr{reg.id, reg.base, reg.bytes, handle});
+  ACCL_INFO(ACCL_LOG_NET, "NET/proxy: rank %d: channel %d to rank %d: registered user buffer %p (%zu bytes) with %s "
+            "for zero-copy sends", r->rank, r->channel, r->peerRank, reg.base, reg.bytes, r->net->name());
+  *mh = handle;
+  return ncclSuccess;
+}
+
+}  // namespace
+
+void netReleaseUserMrs(NetConnResources* r, uint64_t id, const char* when) {
+  std::erase_if(r->userMrs, [&](const NetConnResources::UserMr& m) {
+    if (id != 0 && m.id != id) return false;
+    ncclResult_t res = r->net->deregMr(r->sendComm, m.mhandle);
+    ACCL_INFO(ACCL_LOG_NET, "NET/proxy: rank %d: channel %d to rank %d: released the registration of user buffer %p "
+              "(%zu bytes) %s%s", r->rank, r->channel, r->peerRank, m.base, m.bytes, when,
+              res == ncclSuccess ? "" : " (the device reported an error)");
+    return true;
+  });
+}
+
+ncclResult_t netStepSource(NetConnResources* r, uint64_t s, uint32_t info, const void** src, NetMemHandle** mh) {
   const bool ll = (info & kFifoStepLL) != 0;
+  *mh = r->mhandle;
   if (!(info & kFifoStepUserPtr)) {
     *src = ll ? r->llSlot(s) : r->simpleSlot(s);
     return ncclSuccess;
@@ -33,7 +78,11 @@ ncclResult_t netStepSource(NetConnResources* r, uint64_t s, uint32_t info, const
   FifoUserSend desc;
   std::memcpy(&desc, r->simpleSlot(s), sizeof(desc));
   *src = desc.data;
-  return ncclSuccess;
+  if (!r->userSendRegisteredOnly) return ncclSuccess;
+  const uintptr_t lo = reinterpret_cast<uintptr_t>(desc.data), base = reinterpret_cast<uintptr_t>(desc.reg.base);
+  if (desc.reg.id == 0 || lo < base || lo - base > desc.reg.bytes || bytes > desc.reg.bytes - (lo - base))
+    return r->failWith(ncclInternalError, "a user-buffer step outside any registered buffer was published");
+  return userBufferHandle(r, desc.reg, mh);
 }
 
 void netCountUserSend(NetConnResources* r, uint64_t s, uint32_t info) {

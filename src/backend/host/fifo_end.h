@@ -29,6 +29,8 @@ struct HostConnEnd {
   // Sender over the network: Simple steps of at least this many bytes may be published as user
   // pointers (kFifoStepUserPtr; backend/host/user_sends.h); 0: never.
   size_t userSendMin = 0;
+  // With userSendMin: only from inside a buffer registered with ncclCommRegister (IB, plugins).
+  bool userSendRegisteredOnly = false;
 };
 
 inline std::atomic_ref<uint64_t> fifoCounter(FifoCounter* c) { return std::atomic_ref<uint64_t>(c->value); }

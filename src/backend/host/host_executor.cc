@@ -29,6 +29,7 @@ class HostCollExec {
     a.wait = &b_.waitPolicy();
     a.what = collApiName(w_.func, "ncclSend/ncclRecv");
     a.userSends = &userSends_;
+    a.registrations = &b_.view();
     return a;
   }
   bool addRecv(Args& a, PeerRole, int, int peer) { return add(a.recv, &a.nRecv, peer, false); }
@@ -60,7 +61,8 @@ class HostCollExec {
                      collApiName(w_.func, "collective"), channel_, isSend ? "send" : "receive", peer);
       return false;
     }
-    ends[(*n)++] = HostConnEnd{&conn->view, peer, conn->peerPid, isSend ? conn->userSendMinBytes : 0};
+    ends[(*n)++] = HostConnEnd{&conn->view, peer, conn->peerPid, isSend ? conn->userSendMinBytes : 0,
+                               isSend && conn->userSendRegisteredOnly};
     return true;
   }
 

@@ -50,20 +50,31 @@ void HostPrims::postSend(int i, const char* payload, size_t bytes) {
                          : fifoStepInfo(divUp(bytes, kLLWordPayload) * sizeof(LLWord), true));
 }
 
-const char* HostPrims::userSendSource(unsigned what, size_t in, size_t out, size_t bytes) const {
+const char* HostPrims::userSendSource(unsigned what, size_t in, size_t out, size_t bytes, UserBufferReg* reg) const {
+  *reg = UserBufferReg{};
   if (!args_.userSends || !simple_ || !(what & kSend) || !UserSends::allowed(args_.send, args_.nSend, bytes))
     return nullptr;
-  if (what & kOut) return outPtr(out);  // computed there first, then sent from there
+  const char* src = nullptr;
   const bool inputAsIs = !args_.inputIsContribution || UserSends::inputSentAsIs(args_.op);
-  if ((what & kIn) && !(what & (kRecv | kPost)) && inputAsIs) return inPtr(in);
-  return nullptr;  // a value computed into the slot (recvReduceSend) or scaled on the way
+  if (what & kOut)
+    src = outPtr(out);  // computed there first, then sent from there
+  else if ((what & kIn) && !(what & (kRecv | kPost)) && inputAsIs)
+    src = inPtr(in);
+  else
+    return nullptr;  // a value computed into the slot (recvReduceSend) or scaled on the way
+  // A device that sends only from registered memory: the step must lie in a registered buffer.
+  if (UserSends::needRegistration(args_.send, args_.nSend) &&
+      !(args_.registrations && args_.registrations->registeredBuffer(src, bytes, reg)))
+    return nullptr;
+  return src;
 }
 
 void HostPrims::step(unsigned what, size_t in, size_t out, size_t n) {
   if (status_ != ncclSuccess) return;
   const size_t bytes = n * elemSize_;
   // Zero copy: the value goes from the user's memory to the network (user_sends.h).
-  const char* userSrc = userSendSource(what, in, out, bytes);
+  UserBufferReg userReg;
+  const char* userSrc = userSendSource(what, in, out, bytes, &userReg);
   const bool inputAsIs = userSrc && !(what & kOut);  // nothing to compute: the input is the value
   // The output must not change under a zero-copy send that still reads it (in place, a tree's
   // other phase).
@@ -124,7 +135,7 @@ void HostPrims::step(unsigned what, size_t in, size_t out, size_t n) {
       char* slot = (i == 0 && firstSlot) ? firstSlot : waitSend(i);
       if (status_ != ncclSuccess) return;
       if (userSrc) {
-        args_.userSends->publish(args_.send[i], userSrc, bytes);
+        args_.userSends->publish(args_.send[i], userSrc, bytes, userReg);
         continue;
       }
       if (simple_ && slot != value) std::memcpy(slot, value, bytes);

@@ -26,6 +26,7 @@
 #include "backend/host/fifo_end.h"
 #include "backend/host/host_wait.h"
 #include "backend/host/user_sends.h"
+#include "core/engine/engine_view.h"
 #include "nccl.h"
 
 namespace accl {
@@ -47,6 +48,9 @@ struct HostPrimsArgs {
   // the other sent from); null: every step goes through the FIFO slots. The owner waits for them
   // (UserSends::waitAll) before the operation counts as complete.
   UserSends* userSends = nullptr;
+  // The communicator's registered buffers (ncclCommRegister), for a send end that sends only from
+  // them (HostConnEnd::userSendRegisteredOnly); null: such an end sends through the FIFO slots.
+  const EngineView* registrations = nullptr;
 };
 
 class HostPrims {
@@ -82,8 +86,9 @@ class HostPrims {
   char* outPtr(size_t elemOff) const { return static_cast<char*>(args_.output) + elemOff * elemSize_; }
   char* scratch(int i, size_t bytes);
   // The user memory holding the value of a `what` step (out / in), when it may be sent from there
-  // to every send peer; null: through the FIFO slots.
-  const char* userSendSource(unsigned what, size_t in, size_t out, size_t bytes) const;
+  // to every send peer; null: through the FIFO slots. *reg: the registered buffer it lies in
+  // (looked up only when a send end needs one; id 0 otherwise).
+  const char* userSendSource(unsigned what, size_t in, size_t out, size_t bytes, UserBufferReg* reg) const;
 
   HostPrimsArgs args_;
   bool simple_;  // Simple (or LL128), else LL

@@ -28,6 +28,9 @@ struct Transfer {
   // A send whose chunks went as user pointers (backend/host/user_sends.h) finishes once head
   // reaches this (the network has sent them all); until then the proxy reads the user's buffer.
   uint64_t userSendsHead = 0;
+  // Over a device that sends only from registered memory: the registered buffer holding this
+  // transfer's whole send range (id 0: none, every chunk goes through the FIFO).
+  UserBufferReg userReg;
 };
 
 HostConnEnd endOf(const Transfer& t) { return HostConnEnd{&t.conn->view, t.work->peer, t.conn->peerPid}; }
@@ -48,12 +51,12 @@ bool tryStep(Transfer& t) {
   if (w.isSend) {
     if (!sendSlotFree(f)) return false;
     const char* from = static_cast<const char*>(w.sendbuff) + off;
-    const size_t min = t.conn->userSendMinBytes;
+    const size_t min = t.conn->userSendRegisteredOnly && t.userReg.id == 0 ? 0 : t.conn->userSendMinBytes;
     if (ll) {
       writeLLSlot(f, from, n * elem);
       publishTail(f, fifoStepInfo(divUp(n * elem, kLLWordPayload) * sizeof(LLWord), true));
     } else if (min > 0 && n * elem >= min) {
-      publishUserSend(f, from, n * elem);
+      publishUserSend(f, from, n * elem, t.userReg);
       t.userSendsHead = f.step;
     } else {
       if (n) std::memcpy(f.simpleSlot(f.step), from, n * elem);
@@ -116,6 +119,12 @@ ncclResult_t hostRunP2pBatch(const HostP2pContext& ctx, int channel, const std::
     transfers[i].conn = ctx.view.connection(channel, works[i].peer, works[i].isSend);
     if (!transfers[i].conn)
       return fail(ncclInternalError, "p2p: no connection to rank %d on channel %d", works[i].peer, channel);
+    const Connection& c = *transfers[i].conn;
+    if (works[i].isSend && c.userSendMinBytes > 0 && c.userSendRegisteredOnly) {
+      const size_t elem = dtypeSize(works[i].type);
+      ctx.view.registeredBuffer(static_cast<const char*>(works[i].sendbuff) + works[i].chanOffset * elem,
+                                works[i].chanCount * elem, &transfers[i].userReg);
+    }
   }
   // On a failure the proxy must stop reading the user's buffers of the sends not finished.
   struct AbandonOnFailure {

@@ -14,8 +14,14 @@ bool UserSends::allowed(const HostConnEnd* ends, int n, size_t bytes) {
   return true;
 }
 
-void publishUserSend(FifoView& f, const char* data, size_t bytes) {
-  const FifoUserSend desc{data};
+bool UserSends::needRegistration(const HostConnEnd* ends, int n) {
+  for (int i = 0; i < n; ++i)
+    if (ends[i].userSendRegisteredOnly) return true;
+  return false;
+}
+
+void publishUserSend(FifoView& f, const char* data, size_t bytes, const UserBufferReg& reg) {
+  const FifoUserSend desc{data, reg};
   std::memcpy(f.simpleSlot(f.step), &desc, sizeof(desc));
   publishTail(f, fifoStepInfo(bytes, false) | kFifoStepUserPtr);
 }
@@ -25,12 +31,12 @@ void abandonUserSends(FifoView& f, uint64_t step) {
   std::atomic_ref<uint32_t>(f.tail->closed).store(1, std::memory_order_release);
 }
 
-void UserSends::publish(const HostConnEnd& c, const char* data, size_t bytes) {
+void UserSends::publish(const HostConnEnd& c, const char* data, size_t bytes, const UserBufferReg& reg) {
   pending_.erase(std::remove_if(pending_.begin(), pending_.end(),
                                 [](const Pending& p) { return p.end.fifo->headCache > p.step; }),
                  pending_.end());
   pending_.push_back(Pending{c, c.fifo->step, data, data + bytes});
-  publishUserSend(*c.fifo, data, bytes);
+  publishUserSend(*c.fifo, data, bytes, reg);
 }
 
 ncclResult_t UserSends::waitClear(const char* data, size_t bytes, const WaitPolicy& policy, const char* what) {

@@ -1,6 +1,7 @@
 // UserSends: the zero-copy sends one HostPrims has in flight. Over a network end that allows it
 // (HostConnEnd::userSendMin), a large Simple step whose value already sits in the user's memory
-// (the output it was just written to, or an input sent as is) is published as a pointer there
+// (the output it was just written to, or an input sent as is; over IB verbs or a plugin, only
+// inside a buffer registered with ncclCommRegister) is published as a pointer there
 // (kFifoStepUserPtr, device/common/fifo.h) and the proxy sends it from that memory. The proxy may
 // read it until the sender's head passes the step, so this class keeps the one promise that makes
 // it safe whatever the timing: nothing this rank does writes to a user range while a send of it is
@@ -19,8 +20,9 @@
 
 namespace accl {
 
-// Publishes the current step of `f` as [data, data + bytes) of the user's memory.
-void publishUserSend(FifoView& f, const char* data, size_t bytes);
+// Publishes the current step of `f` as [data, data + bytes) of the user's memory, inside the
+// registered buffer `reg` (id 0: none; an end that needs one never gets such a step).
+void publishUserSend(FifoView& f, const char* data, size_t bytes, const UserBufferReg& reg = {});
 // After an error: if head has not passed `step` yet, closes the staging FIFO of `f`, so that its
 // proxy posts no user-pointer step of it any more.
 void abandonUserSends(FifoView& f, uint64_t step);
@@ -29,11 +31,14 @@ class UserSends {
  public:
   // Whether a step of `bytes` may go to every one of the `n` send ends as a user pointer.
   static bool allowed(const HostConnEnd* ends, int n, size_t bytes);
+  // Whether one of the `n` send ends sends only from registered buffers (IB verbs, plugins): a
+  // step then goes as a user pointer only from inside a buffer registered with ncclCommRegister.
+  static bool needRegistration(const HostConnEnd* ends, int n);
   // Whether a contribution is sent unchanged (no preOp scales it).
   static bool inputSentAsIs(const DevRedOp& op) { return op.kind != DevRedOpKind::kPreMulSum; }
 
   // Publishes the current step of send end `c` as [data, data + bytes) of the user's memory.
-  void publish(const HostConnEnd& c, const char* data, size_t bytes);
+  void publish(const HostConnEnd& c, const char* data, size_t bytes, const UserBufferReg& reg = {});
   bool any() const { return !pending_.empty(); }
   // Waits until no send in flight reads [data, data + bytes).
   ncclResult_t waitClear(const char* data, size_t bytes, const WaitPolicy& policy, const char* what);

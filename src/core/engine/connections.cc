@@ -127,6 +127,11 @@ void ConnectionTable::drainTransports() {
     if (states_[t] && transportAt(t)->drain) transportAt(t)->drain(states_[t].get());
 }
 
+void ConnectionTable::bufferDeregistered(uint64_t id) {
+  for (int t = 0; t < static_cast<int>(states_.size()); ++t)
+    if (states_[t] && transportAt(t)->bufferDeregistered) transportAt(t)->bufferDeregistered(states_[t].get(), id);
+}
+
 void ConnectionTable::releaseAll() {
   // The network's senders first hand over what their Prims already published; then nothing
   // progresses the ends any more.

@@ -69,6 +69,10 @@ class ConnectionTable {
   // gets the data, not "closed its communicator". Nothing is freed; releaseAll() still runs later.
   void drainTransports();
 
+  // Tells every transport that has a state here that ncclCommDeregister took back the buffer
+  // registration `id`, so that none keeps a device registration of that memory.
+  void bufferDeregistered(uint64_t id);
+
   // Bytes this rank allocated for its connections: the FIFOs it receives on (slots and tail) and
   // the head counters of those it sends on.
   uint64_t ownedBytes() const { return ownedBytes_.load(std::memory_order_relaxed); }

@@ -52,6 +52,10 @@ class EngineView {
   Connection* connection(int channel, int peer, bool isSend) const;
   // Gives a launch's plan back to the communicator's pool once the launch has completed.
   void recycle(std::unique_ptr<Plan> plan) const;
+  // Whether [ptr, ptr + bytes) lies inside one buffer registered with ncclCommRegister on this
+  // communicator; *out gets that buffer. For zero-copy sends over a device that needs registered
+  // memory (ConnEnd::userSendRegisteredOnly); takes the registry's lock.
+  bool registeredBuffer(const void* ptr, size_t bytes, UserBufferReg* out) const;
 
  private:
   CommEngine* engine_ = nullptr;

@@ -58,10 +58,21 @@ constexpr uint32_t kFifoStepLL128 = 1u << 30;
 // the step's bytes (the low bits, as for Simple) are at FifoUserSend::data in the sender's
 // memory, which the proxy sends from directly (zero copy). The sender's Prims leaves them
 // unchanged until head passes the step. Only a sender end with ConnEnd::userSendMinBytes > 0
-// (backend/host/user_sends.h) publishes it; the receiver never sees the bit.
+// (backend/host/user_sends.h) publishes it; the receiver never sees the bit. A device that sends
+// only from registered memory (IB verbs, plugins: ConnEnd::userSendRegisteredOnly) gets such steps
+// only from inside a buffer registered with ncclCommRegister, which the descriptor names: the
+// proxy registers that whole buffer with the device once and keeps the registration until
+// ncclCommDeregister (or the connection's end).
 constexpr uint32_t kFifoStepUserPtr = 1u << 29;
+// A buffer registered with ncclCommRegister, as a zero-copy step names it; id 0: none.
+struct UserBufferReg {
+  const void* base = nullptr;
+  size_t bytes = 0;
+  uint64_t id = 0;  // the registration handle (a serial number, never reused)
+};
 struct FifoUserSend {
   const void* data;
+  UserBufferReg reg;
 };
 ACCL_HOST_DEVICE inline uint32_t fifoStepInfo(size_t slotBytes, bool ll) {
   return static_cast<uint32_t>(slotBytes) | (ll ? kFifoStepLL : 0u);
