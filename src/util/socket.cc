@@ -316,7 +316,7 @@ ncclResult_t Socket::waitReadable(const SocketWait& wait, bool* ready) {
   while (true) {
     if (wait.aborted()) return aborted(wait, "socket wait on", valid() ? peer_ : local_);
     if (wait.expired()) return ncclSuccess;
-    if (hasBuffered()) {
+    if (readyWithoutFd()) {  // decrypted bytes, or a TLS failure the fd will never show
       *ready = true;
       return ncclSuccess;
     }

@@ -3,7 +3,9 @@
 // other side has not yet accepted; different keys, and a plaintext end against an encrypted one,
 // fail on both ends with a message that says so; libcrypto's digests match the FIPS vectors.
 #include <gtest/gtest.h>
+#include <sys/socket.h>
 
+#include <chrono>
 #include <cstring>
 #include <future>
 #include <numeric>
@@ -154,6 +156,30 @@ TEST(TlsSocket, SilentPlaintextClientIsToldEncryptionIsRequired) {
   // A client that waits for the server to speak (the bootstrap root's challenge) gets the notice.
   p.server.refuseSilentPeer();
   expectEncryptionRequiredNotice(p.client);
+}
+
+// A session that failed without a byte arriving (here: refused as silent; in a run, a failure its
+// helper thread met) shows nothing on the fd: a reader waiting for it wakes at once, not at its
+// deadline, and reads the error.
+TEST(TlsSocket, AFailedSessionWakesItsReaderAtOnce) {
+  PlaintextAfter reset;
+  Pair p(nullptr, kKeyA);
+  p.server.refuseSilentPeer();
+  ASSERT_TRUE(p.server.tlsFailed());
+  // The client's connect hello is all that ever arrives: taken off the fd, nothing is left to see.
+  char junk[256];
+  while (::recv(p.server.fd(), junk, sizeof(junk), MSG_DONTWAIT) > 0) {
+  }
+  SocketWait w = SocketWait::in(3000, nullptr, "test data", /*quiet=*/true);
+  const auto t0 = std::chrono::steady_clock::now();
+  bool ready = false;
+  ASSERT_EQ(p.server.waitReadable(w, &ready), ncclSuccess);
+  const auto waitedMs =
+      std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - t0).count();
+  EXPECT_TRUE(ready) << "waited " << waitedMs << " ms for a fd that shows nothing";
+  EXPECT_LT(waitedMs, 1000);
+  char c;
+  EXPECT_LT(p.server.recvSome(&c, 1), 0);
 }
 
 TEST(TlsSocket, EncryptedClientOfAPlaintextServerIsNamed) {

@@ -242,11 +242,12 @@ ncclResult_t Bootstrap::progressIncoming(const SocketWait& wait, int waitedPeer,
     if (wait.expired()) return ncclSuccess;
     fds.clear();
     owners.clear();
-    // Decrypted bytes already in a TLS session show nowhere on its fd: a poll that must not sleep.
+    // Decrypted bytes already in a TLS session, or its failure (met by its helper thread, which
+    // took the bytes), show nowhere on its fd: a poll that must not sleep.
     bool buffered = false;
     for (int p = 0; p < nranks_; ++p) {
       if (!incoming_[p].valid()) continue;
-      buffered = buffered || incoming_[p].hasBuffered();
+      buffered = buffered || incoming_[p].readyWithoutFd();
       fds.push_back(pollfd{incoming_[p].fd(), incoming_[p].pollEvents(POLLIN), 0});
       owners.push_back(p);
     }
@@ -274,7 +275,7 @@ ncclResult_t Bootstrap::progressIncoming(const SocketWait& wait, int waitedPeer,
     if (*progressed) return ncclSuccess;  // the connections polled above may have been replaced
     if (n == 0 && !buffered) continue;
     for (size_t i = 0; i < firstAcceptorFd; ++i) {
-      if (!fds[i].revents && !(buffered && incoming_[owners[i]].hasBuffered())) continue;
+      if (!fds[i].revents && !(buffered && incoming_[owners[i]].readyWithoutFd())) continue;
       int owner = owners[i];
       if (owner < 0) {
         continue;
