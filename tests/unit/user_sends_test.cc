@@ -73,6 +73,17 @@ TEST_F(UserSendsTest, AStepFromARegisteredBufferNamesIt) {
   EXPECT_EQ(desc.reg.id, reg.id);
 }
 
+TEST_F(UserSendsTest, ARegisteredBufferCoversOnlyRangesInsideIt) {
+  const UserBufferReg reg{user_ + 100, 200, 7};
+  EXPECT_TRUE(reg.covers(user_ + 100, 200));  // the whole buffer
+  EXPECT_TRUE(reg.covers(user_ + 299, 1));    // its last byte
+  EXPECT_TRUE(reg.covers(user_ + 300, 0));    // empty, at its end
+  EXPECT_FALSE(reg.covers(user_ + 299, 2));   // one byte past the end
+  EXPECT_FALSE(reg.covers(user_ + 99, 1));    // one byte before it
+  EXPECT_FALSE(reg.covers(user_ + 301, 0));
+  EXPECT_FALSE((UserBufferReg{user_ + 100, 200, 0}.covers(user_ + 100, 1)));  // id 0: no buffer
+}
+
 TEST_F(UserSendsTest, RegistrationNeededWhenAnyEndSendsOnlyFromRegisteredMemory) {
   HostConnEnd ends[2] = {end_, end_};
   EXPECT_FALSE(UserSends::needRegistration(ends, 2));  // Socket: any memory

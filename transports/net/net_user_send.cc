@@ -79,8 +79,7 @@ ncclResult_t netStepSource(NetConnResources* r, uint64_t s, uint32_t info, const
   std::memcpy(&desc, r->simpleSlot(s), sizeof(desc));
   *src = desc.data;
   if (!r->userSendRegisteredOnly) return ncclSuccess;
-  const uintptr_t lo = reinterpret_cast<uintptr_t>(desc.data), base = reinterpret_cast<uintptr_t>(desc.reg.base);
-  if (desc.reg.id == 0 || lo < base || lo - base > desc.reg.bytes || bytes > desc.reg.bytes - (lo - base))
+  if (!desc.reg.covers(desc.data, bytes))
     return r->failWith(ncclInternalError, "a user-buffer step outside any registered buffer was published");
   return userBufferHandle(r, desc.reg, mh);
 }

@@ -50,7 +50,7 @@ void HostPrims::postSend(int i, const char* payload, size_t bytes) {
                          : fifoStepInfo(divUp(bytes, kLLWordPayload) * sizeof(LLWord), true));
 }
 
-const char* HostPrims::userSendSource(unsigned what, size_t in, size_t out, size_t bytes, UserBufferReg* reg) const {
+const char* HostPrims::userSendSource(unsigned what, size_t in, size_t out, size_t bytes, UserBufferReg* reg) {
   *reg = UserBufferReg{};
   if (!args_.userSends || !simple_ || !(what & kSend) || !UserSends::allowed(args_.send, args_.nSend, bytes))
     return nullptr;
@@ -62,10 +62,14 @@ const char* HostPrims::userSendSource(unsigned what, size_t in, size_t out, size
     src = inPtr(in);
   else
     return nullptr;  // a value computed into the slot (recvReduceSend) or scaled on the way
-  // A device that sends only from registered memory: the step must lie in a registered buffer.
-  if (UserSends::needRegistration(args_.send, args_.nSend) &&
-      !(args_.registrations && args_.registrations->registeredBuffer(src, bytes, reg)))
-    return nullptr;
+  // A device that sends only from registered memory: the step must lie in a registered buffer,
+  // usually the one the previous step lay in (the registry's lookup takes a process-wide lock).
+  if (UserSends::needRegistration(args_.send, args_.nSend)) {
+    if (!lastReg_.covers(src, bytes) &&
+        !(args_.registrations && args_.registrations->registeredBuffer(src, bytes, &lastReg_)))
+      return nullptr;
+    *reg = lastReg_;
+  }
   return src;
 }
 

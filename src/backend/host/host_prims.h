@@ -88,13 +88,14 @@ class HostPrims {
   // The user memory holding the value of a `what` step (out / in), when it may be sent from there
   // to every send peer; null: through the FIFO slots. *reg: the registered buffer it lies in
   // (looked up only when a send end needs one; id 0 otherwise).
-  const char* userSendSource(unsigned what, size_t in, size_t out, size_t bytes, UserBufferReg* reg) const;
+  const char* userSendSource(unsigned what, size_t in, size_t out, size_t bytes, UserBufferReg* reg);
 
   HostPrimsArgs args_;
   bool simple_;  // Simple (or LL128), else LL
   size_t elemSize_;
   ncclResult_t status_ = ncclSuccess;
   std::vector<char> scratch_[kMaxTreeChildren + 1];
+  UserBufferReg lastReg_;  // the registered buffer the last zero-copy step lay in (id 0: none yet)
 };
 
 }  // namespace accl

@@ -69,6 +69,11 @@ struct UserBufferReg {
   const void* base = nullptr;
   size_t bytes = 0;
   uint64_t id = 0;  // the registration handle (a serial number, never reused)
+  // Whether [p, p + n) lies inside this buffer (never for id 0).
+  bool covers(const void* p, size_t n) const {
+    const uintptr_t lo = reinterpret_cast<uintptr_t>(p), start = reinterpret_cast<uintptr_t>(base);
+    return id != 0 && lo >= start && lo - start <= bytes && n <= bytes - (lo - start);
+  }
 };
 struct FifoUserSend {
   const void* data;
