@@ -70,6 +70,36 @@ inline void publishTail(FifoView& f, uint32_t stepInfo) {
   f.step++;
 }
 
+// --- Both ends: publishing now, waking later ---
+// publishTail and releaseHead store their counter with a full barrier (sequentially consistent:
+// the store, then the sleepers check), and that barrier waits until every earlier store has left
+// the core — on a small step, the cache lines of the slot the peer is polling, a round trip to its
+// core (most of a 2-rank small all-reduce's own time; docs/latency.md). A caller that takes several
+// steps before it waits (the point-to-point loop) publishes with a release store instead and
+// checks for sleepers later, with one barrier for all its steps, once those stores have drained:
+// before it waits for anything and before it returns (flushWakes). A sleeper that registered
+// in between is then either seen by that check or sees the counter itself (host_wait.cc).
+
+// publishTail without its barrier and sleepers check.
+inline void publishTailUnfenced(FifoView& f, uint32_t stepInfo) {
+  std::atomic_ref<uint32_t>(f.tail->stepInfo[f.step % kFifoSteps]).store(stepInfo, std::memory_order_relaxed);
+  fifoCounter(f.tail).store(f.step + 1, std::memory_order_release);
+  f.step++;
+}
+
+// releaseHead without its barrier and sleepers check.
+inline void releaseHeadUnfenced(FifoView& f) {
+  fifoCounter(f.head).store(f.step + 1, std::memory_order_release);
+  f.step++;
+}
+
+// After a sequentially consistent fence that follows unfenced publishes of `c`: wakes the other
+// end if it registered as a sleeper on it.
+inline void wakeIfSleeping(FifoCounter* c) {
+  if (std::atomic_ref<uint32_t>(c->sleepers).load(std::memory_order_relaxed) != 0)
+    futexWakeWord(counterWord(c->value));
+}
+
 // --- Receiver ---
 
 // Who the receiver waits on: its `closed` word is the one on tail, which the receiver polls.

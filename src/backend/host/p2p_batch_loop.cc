@@ -8,6 +8,8 @@
 
 #include <cerrno>
 #include <cstring>
+#include <new>
+#include <type_traits>
 
 #include "device/common/chunk_loop.h"
 #include "device/common/dtypes.h"
@@ -31,6 +33,9 @@ struct Transfer {
   // Over a device that sends only from registered memory: the registered buffer holding this
   // transfer's whole send range (id 0: none, every chunk goes through the FIFO).
   UserBufferReg userReg;
+  // A step was published without its barrier (publishTailUnfenced / releaseHeadUnfenced): the
+  // other end's sleepers are still to be checked (flushWakes).
+  bool wakePending = false;
 };
 
 HostConnEnd endOf(const Transfer& t) { return HostConnEnd{&t.conn->view, t.work->peer, t.conn->peerPid}; }
@@ -54,13 +59,15 @@ bool tryStep(Transfer& t) {
     const size_t min = t.conn->userSendRegisteredOnly && t.userReg.id == 0 ? 0 : t.conn->userSendMinBytes;
     if (ll) {
       writeLLSlot(f, from, n * elem);
-      publishTail(f, fifoStepInfo(divUp(n * elem, kLLWordPayload) * sizeof(LLWord), true));
+      publishTailUnfenced(f, fifoStepInfo(divUp(n * elem, kLLWordPayload) * sizeof(LLWord), true));
+      t.wakePending = true;
     } else if (min > 0 && n * elem >= min) {
       publishUserSend(f, from, n * elem, t.userReg);
       t.userSendsHead = f.step;
     } else {
       if (n) std::memcpy(f.simpleSlot(f.step), from, n * elem);
-      publishTail(f, fifoStepInfo(n * elem, false));
+      publishTailUnfenced(f, fifoStepInfo(n * elem, false));
+      t.wakePending = true;
     }
   } else {
     char* dst = static_cast<char*>(w.recvbuff) + off;
@@ -70,13 +77,26 @@ bool tryStep(Transfer& t) {
       if (!simpleDataReady(f)) return false;
       if (n) std::memcpy(dst, f.simpleSlot(f.step), n * elem);
     }
-    releaseHead(f);
+    releaseHeadUnfenced(f);
+    t.wakePending = true;
   }
   t.done += n;
   t.started = true;
   t.finished = t.done == w.chanCount && (!w.isSend || t.userSendsHead == 0 ||
                                          fifoCounter(f.head).load(std::memory_order_acquire) >= t.userSendsHead);
   return true;
+}
+
+// The sleepers check of every step published unfenced since the last one (fifo_end.h): one
+// barrier, then each counter's sleepers. Before the loop waits and before it returns.
+template <class Transfers>
+void flushWakes(Transfers& transfers) {
+  std::atomic_thread_fence(std::memory_order_seq_cst);
+  for (Transfer& t : transfers) {
+    if (!t.wakePending) continue;
+    t.wakePending = false;
+    wakeIfSleeping(t.work->isSend ? t.conn->view.tail : t.conn->view.head);
+  }
 }
 
 WaitPeer waitPeerOf(const Transfer& t) { return t.work->isSend ? sendWaitPeer(endOf(t)) : recvWaitPeer(endOf(t)); }
@@ -88,19 +108,26 @@ const char* directionName(const Transfer& t) { return t.work->isSend ? "ncclSend
 class TransferList {
  public:
   explicit TransferList(size_t n) : n_(n) {
-    if (n > kInline) heap_.resize(n);
-  }
-  Transfer* begin() { return n_ > kInline ? heap_.data() : inline_; }
+    if (n > kInline)
+      heap_.resize(n);
+    else
+      for (size_t i = 0; i < n; ++i) new (&inline_.t[i]) Transfer();  // only the used ones: a small call's
+  }                                                                   // two, not sixteen, zeroed
+  Transfer* begin() { return n_ > kInline ? heap_.data() : inline_.t; }
   Transfer* end() { return begin() + n_; }
-  const Transfer* begin() const { return n_ > kInline ? heap_.data() : inline_; }
+  const Transfer* begin() const { return n_ > kInline ? heap_.data() : inline_.t; }
   const Transfer* end() const { return begin() + n_; }
   Transfer& operator[](size_t i) { return begin()[i]; }
   size_t size() const { return n_; }
 
  private:
   static constexpr size_t kInline = 16;
+  static_assert(std::is_trivially_destructible_v<Transfer>, "the inline entries are never destroyed");
   size_t n_;
-  Transfer inline_[kInline];
+  union Inline {  // storage without construction
+    Inline() {}
+    Transfer t[kInline];
+  } inline_;
   std::vector<Transfer> heap_;
 };
 
@@ -165,6 +192,7 @@ ncclResult_t hostRunP2pBatch(const HostP2pContext& ctx, int channel, const std::
     remaining = 0;
     for (const Transfer& t : transfers) remaining += !t.finished;
     if (remaining == 0) break;
+    if (idle == 0) flushWakes(transfers);  // nothing moved: the wait starts
     // Nothing moved: spin, then yield, then sleep with a growing pause, watching abort,
     // the timeout and the peers' liveness.
     ++idle;
@@ -204,6 +232,7 @@ ncclResult_t hostRunP2pBatch(const HostP2pContext& ctx, int channel, const std::
     const Transfer& waited = firstUnfinished(transfers);
     maybeLogLongWait(policy, waited.work->peer, directionName(waited), idleSinceMs, &lastLogMs);
   }
+  flushWakes(transfers);
   guard.armed = false;
   return ncclSuccess;
 }
