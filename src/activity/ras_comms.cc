@@ -94,9 +94,25 @@ std::string rasCurrentOpText(const void* waitKey) {
       if (c->waitKey == waitKey) rec = c;
   }
   if (!rec) return "";
-  std::lock_guard<std::mutex> lock(rec->mutex);
-  if (!rec->busy) return "";
-  return strFormat("%s for %.1f s", rasOpText(rec->current).c_str(), (nowNs() - rec->currentSinceNs) / 1e9);
+  const RasLaunchState st = rec->launchState();
+  if (!st.busy) return "";
+  return strFormat("%s for %.1f s", rasOpText(st.current).c_str(), (nowNs() - st.currentSinceNs) / 1e9);
+}
+
+RasActivity RasComm::activity() const {
+  RasActivity a;
+  static_cast<RasLaunchState&>(a) = launchState();
+  if (hasLastNote()) {
+    std::lock_guard<std::mutex> lock(noteMutex_);
+    a.lastNote = lastNote_;
+  }
+  return a;
+}
+
+void RasComm::setLastNote(std::string note) {
+  std::lock_guard<std::mutex> lock(noteMutex_);
+  hasNote_.store(!note.empty(), std::memory_order_relaxed);
+  lastNote_ = std::move(note);
 }
 
 void rasSetCommsChangedListener(void (*listener)()) { commsChangedListener.store(listener); }

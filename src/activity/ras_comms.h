@@ -4,14 +4,15 @@
 // runs now (or ran last).
 //
 // Writers are the rank's own threads: core/comm/comm_init.cc fills the identity from plain data once,
-// at add time, and the launch path (core/engine/launch_record.h) writes the activity once per launch,
-// under a per-communicator lock. Nothing here reads a communicator: its handle is only a key.
+// at add time, and the launch path (core/engine/launch_record.h) writes the activity twice per launch,
+// without a lock (a sequence lock that readers retry on). Nothing here reads a communicator: its handle is only a key.
 // Readers copy records and format them without holding any lock, so a slow client never holds up
 // a collective; a reader that needs a communicator's own words (ras/ras_snapshot.h) reads them in
 // rasListComms's callback, under the table lock that removal takes before the communicator goes
 // away.
 #pragma once
 
+#include <atomic>
 #include <cstddef>
 #include <cstdint>
 #include <functional>
@@ -21,6 +22,7 @@
 #include <vector>
 
 #include "activity/ras_op.h"
+#include "activity/seq_published.h"
 
 struct ncclComm;  // the public handle type (nccl.h): only a key here
 
@@ -44,26 +46,53 @@ struct RasIdentity {
   bool checkCollectives = false;  // ACCL_CHECK_COLLECTIVES when the communicator was created
 };
 
-// What its rank does: written by the rank's launches (core/engine/launch_record.h) under RasComm::mutex.
-struct RasActivity {
+// What its rank does, as its launches leave it (trivially copyable: published without a lock,
+// activity/seq_published.h). The fields each of the two writes of a launch changes are adjacent.
+struct RasLaunchState {
+  // Written when a launch starts.
   uint64_t collSeq = 0;      // collectives launched (the sequence number of the last one)
   uint64_t p2pBatches = 0;   // send/recv-only launches
-  bool busy = false;
-  RasOp current;             // valid while busy
   int64_t currentSinceNs = 0;
+  RasOp current;             // valid while busy
+  // Written by both.
+  bool busy = false;
   bool hasLast = false;
+  // Written when it ends.
   RasOp last;                // the last finished launch
   int64_t lastEndNs = 0;
+};
+
+// A reader's copy of what its rank does.
+struct RasActivity : RasLaunchState {
   std::string lastNote;      // why the last launch ended early ("failed the consistency check"), or ""
 };
 
 // The per-communicator record.
-class RasComm : public RasIdentity, public RasActivity {
+class RasComm : public RasIdentity {
  public:
   const ncclComm* comm = nullptr;  // the public handle: a key, never followed here
   const void* waitKey = nullptr;   // the key of its waits (ras_waits.h)
   int64_t addedNs = 0;
-  std::mutex mutex;  // guards the RasActivity part
+
+  // Readers, any thread.
+  RasLaunchState launchState() const { return published_.read(); }
+  RasActivity activity() const;
+
+  // The launch path (core/engine/launch_record.h): launches of one communicator do not overlap
+  // (NCCL's rule for a communicator), so one thread at a time writes. `state` is the writers'
+  // own copy; publishStart / publishEnd make what a launch's start / end changed in it visible.
+  RasLaunchState state;
+  void publishStart() { published_.publish(state, 0, offsetof(RasLaunchState, last)); }
+  void publishEnd() { published_.publish(state, offsetof(RasLaunchState, busy), sizeof(RasLaunchState)); }
+  // The note of the last launch (rare: a failed consistency check); "" clears it.
+  void setLastNote(std::string note);
+  bool hasLastNote() const { return hasNote_.load(std::memory_order_relaxed); }
+
+ private:
+  SeqPublished<RasLaunchState> published_;
+  mutable std::mutex noteMutex_;
+  std::string lastNote_;
+  std::atomic<bool> hasNote_{false};
 };
 
 // Adds a communicator that just finished its init (core/comm/comm_init.cc), then tells the listener.

@@ -22,10 +22,7 @@ std::vector<RasCommSnapshot> rasSnapshot() {
     RasComm& r = *recs[i];
     RasCommSnapshot& s = out[i];
     static_cast<RasIdentity&>(s) = r;
-    {
-      std::lock_guard<std::mutex> lock(r.mutex);
-      static_cast<RasActivity&>(s) = r;
-    }
+    static_cast<RasActivity&>(s) = r.activity();
     s.waits = rasWaitsOf(r.waitKey);
   }
   return out;

@@ -38,57 +38,58 @@ ncclResult_t LaunchRecord::start() {
   if (!rec_) return ncclSuccess;
   // The timestamps are shown in seconds: the coarse clock is exact enough and cheap on this
   // per-operation path (docs/latency.md).
+  RasLaunchState& st = rec_->state;
   if (sigs_.empty()) {
     // No consistency check: mark the launch running and use up its sequence numbers at once.
-    std::lock_guard<std::mutex> lock(rec_->mutex);
-    markRunningLocked();
+    markRunning();
     if (op_.nColl > 0)
-      rec_->collSeq += static_cast<uint64_t>(op_.nColl);
+      st.collSeq += static_cast<uint64_t>(op_.nColl);
     else
-      ++rec_->p2pBatches;
+      ++st.p2pBatches;
+    rec_->publishStart();
     running_ = true;
     return ncclSuccess;
   }
-  uint64_t firstSeq;
-  {
-    std::lock_guard<std::mutex> lock(rec_->mutex);
-    firstSeq = markRunningLocked();
-  }
+  const uint64_t firstSeq = markRunning();
+  rec_->publishStart();
   running_ = true;
   for (size_t i = 0; i < sigs_.size(); ++i) sigs_[i].seq = firstSeq + i;
   ncclResult_t res = checkCollConsistency(comm_, firstName_, sigs_);
-  std::lock_guard<std::mutex> lock(rec_->mutex);
   if (res != ncclSuccess) {
-    rec_->busy = false;
-    rec_->hasLast = true;
-    rec_->last = op_;
-    rec_->lastEndNs = nowCoarseNs();
-    rec_->lastNote = res == ncclInvalidUsage ? "not run: ranks disagreed (ACCL_CHECK_COLLECTIVES)"
-                                             : "not run: the ACCL_CHECK_COLLECTIVES exchange failed";
+    rec_->setLastNote(res == ncclInvalidUsage ? "not run: ranks disagreed (ACCL_CHECK_COLLECTIVES)"
+                                              : "not run: the ACCL_CHECK_COLLECTIVES exchange failed");
+    st.busy = false;
+    st.hasLast = true;
+    st.last = op_;
+    st.lastEndNs = nowCoarseNs();
+    rec_->publishEnd();
     running_ = false;
     return res;
   }
-  rec_->collSeq += static_cast<uint64_t>(op_.nColl);
+  st.collSeq += static_cast<uint64_t>(op_.nColl);
+  rec_->publishStart();
   return ncclSuccess;
 }
 
-uint64_t LaunchRecord::markRunningLocked() {
-  const uint64_t firstSeq = rec_->collSeq + 1;
-  op_.seq = op_.nColl > 0 ? firstSeq : rec_->p2pBatches + 1;
-  rec_->busy = true;
-  rec_->current = op_;
-  rec_->currentSinceNs = nowCoarseNs();
+uint64_t LaunchRecord::markRunning() {
+  RasLaunchState& st = rec_->state;
+  const uint64_t firstSeq = st.collSeq + 1;
+  op_.seq = op_.nColl > 0 ? firstSeq : st.p2pBatches + 1;
+  st.busy = true;
+  st.current = op_;
+  st.currentSinceNs = nowCoarseNs();
   return firstSeq;
 }
 
 LaunchRecord::~LaunchRecord() {
   if (!running_) return;
-  std::lock_guard<std::mutex> lock(rec_->mutex);
-  rec_->busy = false;
-  rec_->hasLast = true;
-  rec_->last = rec_->current;
-  rec_->lastEndNs = nowCoarseNs();
-  if (!rec_->lastNote.empty()) rec_->lastNote.clear();
+  RasLaunchState& st = rec_->state;
+  st.busy = false;
+  st.hasLast = true;
+  st.last = st.current;
+  st.lastEndNs = nowCoarseNs();
+  rec_->publishEnd();
+  if (rec_->hasLastNote()) rec_->setLastNote("");
 }
 
 }  // namespace accl

@@ -35,9 +35,9 @@ class LaunchRecord {
   ncclResult_t start();
 
  private:
-  // Under rec_->mutex: records op_ as the rank's current operation; returns its first collective
-  // sequence number.
-  uint64_t markRunningLocked();
+  // Records op_ as the rank's current operation in the writers' copy of the activity record;
+  // returns its first collective sequence number.
+  uint64_t markRunning();
 
   ncclComm* comm_;
   RasComm* rec_;  // the engine's (the caller holds the communicator); null: no record
