@@ -149,8 +149,11 @@ TEST_P(CommMemoryTest, GrowsPerComm) {
     const MemStats a0 = readStats(ctx, a), b0 = readStats(ctx, b);
     allReduceExact(ctx, a, 1000);
     const MemStats a1 = readStats(ctx, a);
-    ctx.check(a1.total > a0.total, "rank %d: Total did not grow with the first all-reduce: %s -> %s", ctx.rank,
-              describe(a0).c_str(), describe(a1).c_str());
+    // One rank has no connection and no scratch to grow, and a lone call takes no plan
+    // (core/engine/lone_coll.h): its Total stays.
+    if (ctx.nranks > 1)
+      ctx.check(a1.total > a0.total, "rank %d: Total did not grow with the first all-reduce: %s -> %s", ctx.rank,
+                describe(a0).c_str(), describe(a1).c_str());
     ctx.check(a1.persist == a0.persist, "rank %d: Persist changed with an all-reduce: %s -> %s", ctx.rank,
               describe(a0).c_str(), describe(a1).c_str());
     if (ctx.nranks > 1)
@@ -161,8 +164,9 @@ TEST_P(CommMemoryTest, GrowsPerComm) {
     allReduceExact(ctx, b, 1000);
     allGatherExact(ctx, b, 5);
     const MemStats b1 = readStats(ctx, b);
-    ctx.check(b1.total > b0.total, "rank %d: comm b's Total did not grow: %s -> %s", ctx.rank, describe(b0).c_str(),
-              describe(b1).c_str());
+    if (ctx.nranks > 1)
+      ctx.check(b1.total > b0.total, "rank %d: comm b's Total did not grow: %s -> %s", ctx.rank,
+                describe(b0).c_str(), describe(b1).c_str());
     const MemStats a2 = readStats(ctx, a);
     ctx.check(a2 == a1, "rank %d: comm a's stats changed with comm b's traffic: %s -> %s", ctx.rank,
               describe(a1).c_str(), describe(a2).c_str());

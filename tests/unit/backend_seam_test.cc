@@ -221,15 +221,27 @@ TEST(BackendSeam, HostCommunicatorUsesTheHostBackend) {
   const size_t floats = b.chunkElems(kProtoSimple, 4);
   EXPECT_GT(floats, 0u);
   EXPECT_EQ(b.chunkElems(kProtoSimple, 8), floats / 2);
+  EXPECT_TRUE(b.runsLoneColls());
   // The host backend runs each launch to the end on the caller: its plan is back in the pool.
+  // A call inside a group gets a plan; a lone call (core/engine/lone_coll.h) takes none.
   std::vector<float> data(1000, 1.5f);
-  for (int i = 0; i < 3; ++i) {
+  ASSERT_EQ(ncclGroupStart(), ncclSuccess);
+  ASSERT_EQ(ncclAllReduce(data.data(), data.data(), data.size(), ncclFloat32, ncclSum, comm, stream(0x10)),
+            ncclSuccess);
+  ASSERT_EQ(ncclGroupEnd(), ncclSuccess);
+  EXPECT_EQ(comm->engine->plans.lent(), 0);
+  const uint64_t planBytes = comm->engine->plans.bytes();
+  EXPECT_GT(planBytes, 0u);
+  const uint64_t plansLent = comm->engine->plans.lentEver();
+  EXPECT_GE(plansLent, 1u);
+  for (int i = 1; i < 3; ++i) {
     ASSERT_EQ(ncclAllReduce(data.data(), data.data(), data.size(), ncclFloat32, ncclSum, comm, stream(0x10 + i)),
               ncclSuccess);
     EXPECT_EQ(comm->engine->plans.lent(), 0);
   }
   EXPECT_EQ(data[999], 1.5f);
-  EXPECT_GT(comm->engine->plans.bytes(), 0u);
+  EXPECT_EQ(comm->engine->plans.bytes(), planBytes);
+  EXPECT_EQ(comm->engine->plans.lentEver(), plansLent);  // the lone calls took no plan
   EXPECT_EQ(ncclCommDestroy(comm), ncclSuccess);
 }
 

@@ -4,6 +4,7 @@
 #include <cstring>
 
 #include "backend/host/host_executor.h"
+#include "backend/host/host_one_shot.h"
 #include "backend/host/p2p_batch_loop.h"
 #include "backend/host/host_prims.h"
 #include "tuner/host_model.h"
@@ -70,6 +71,11 @@ ncclResult_t HostBackend::launch(std::unique_ptr<Plan> plan) {
   ncclResult_t res = workers_.runAll(plan->nChannelsUsed, [&](int c) { return hostRunChannel(*this, c, *plan); });
   view_.recycle(std::move(plan));
   return res;
+}
+
+ncclResult_t HostBackend::runLoneColl(const CollWork& work, bool oneShot) {
+  // Channel 0 runs on the calling thread in launch() too: the same work, minus the plan.
+  return oneShot ? hostOneShotAllReduce(*this, 0, work) : hostRunColl(*this, 0, work);
 }
 
 ncclResult_t HostBackend::peerFailureOr(const char* what, ncclResult_t res) const {

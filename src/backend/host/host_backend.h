@@ -37,6 +37,8 @@ class HostBackend final : public CommBackend {
   std::unique_ptr<CostModel> costModel(TunerTopo* topo, int nChannels, int cpus) const override;
   ncclResult_t publishConnections(int, const ChannelLinks&) override { return ncclSuccess; }
   ncclResult_t launch(std::unique_ptr<Plan> plan) override;
+  bool runsLoneColls() const override { return true; }
+  ncclResult_t runLoneColl(const CollWork& work, bool oneShot) override;
   ncclResult_t query() override { return ncclSuccess; }
   ncclResult_t wait() override { return ncclSuccess; }
   ncclResult_t asyncError() override { return ncclSuccess; }

@@ -73,20 +73,20 @@ class HostCollExec {
   UserSends userSends_;
 };
 
-ncclResult_t runColl(HostBackend& b, int channel, const CollWork& w) {
+ncclResult_t runItem(HostBackend& b, int channel, const PlanItem& item) {
+  if (!item.isColl) return b.runP2pBatch(channel, item.p2p);
+  if (item.oneShot) return hostOneShotAllReduce(b, channel, item.coll);
+  return hostRunColl(b, channel, item.coll);
+}
+
+}  // namespace
+
+ncclResult_t hostRunColl(HostBackend& b, int channel, const CollWork& w) {
   const ChannelPeers& peers = b.view().channel(channel);
   HostCollExec exec(b, channel, w);
   runCollWork(exec, w, peers.ringView(), peers.tree);
   return exec.result();
 }
-
-ncclResult_t runItem(HostBackend& b, int channel, const PlanItem& item) {
-  if (!item.isColl) return b.runP2pBatch(channel, item.p2p);
-  if (item.oneShot) return hostOneShotAllReduce(b, channel, item.coll);
-  return runColl(b, channel, item.coll);
-}
-
-}  // namespace
 
 ncclResult_t hostRunChannel(HostBackend& b, int channel, const Plan& plan) {
   prof::CommProfiler* profiler = b.view().facts().profiler;

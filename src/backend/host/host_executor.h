@@ -16,4 +16,9 @@ class HostBackend;
 // Runs channel `channel`'s items of `plan` in order; returns the first error.
 ncclResult_t hostRunChannel(HostBackend& backend, int channel, const Plan& plan);
 
+// Runs one collective work item (ring or tree schedule, not a one-round all-reduce) on
+// `channel` with no plan around it: a lone collective (HostBackend::runLoneColl). No profiler
+// events (core sends a call to a profiled communicator the general way).
+ncclResult_t hostRunColl(HostBackend& backend, int channel, const CollWork& work);
+
 }  // namespace accl

@@ -94,6 +94,13 @@ class CommBackend {
   // engine's PlanPool once the launch completes — at once when the backend is synchronous, on
   // completion otherwise. An error returned here means the launch did not (fully) run.
   virtual ncclResult_t launch(std::unique_ptr<Plan> plan) = 0;
+  // Whether the backend can run a lone collective's one work item at once, on the calling
+  // thread, without a plan (core/engine/lone_coll.h): a synchronous backend whose channel 0 runs
+  // on the caller. Then core may call runLoneColl instead of launch for a call outside a group.
+  virtual bool runsLoneColls() const { return false; }
+  // Runs `work` on channel 0 and returns when it is done; core has connected the peers it needs
+  // (channel 0's ring or tree, or every other rank for a one-round all-reduce, `oneShot`).
+  virtual ncclResult_t runLoneColl(const CollWork& /*work*/, bool /*oneShot*/) { return ncclInternalError; }
 
   // --- Completion and errors ---
   // ncclSuccess when every launch has completed, ncclInProgress while some run, or the first

@@ -5,7 +5,6 @@
 #include <algorithm>
 #include <cstring>
 #include <memory>
-#include <string>
 #include <thread>
 #include <vector>
 
@@ -16,12 +15,13 @@
 #include "core/engine/engine.h"
 #include "core/engine/enqueue_profile.h"
 #include "core/engine/group.h"
+#include "core/engine/launch_outcome.h"
 #include "core/engine/launch_record.h"
+#include "core/engine/lone_coll.h"
 #include "core/liveness/liveness.h"
 #include "core/engine/plan.h"
 #include "device/common/dtypes.h"
 #include "util/check.h"
-#include "util/last_error.h"
 
 namespace accl {
 namespace {
@@ -107,26 +107,6 @@ int channelsFor(const CommEngine& e, const P2pCall& p) {
   return boundChannels(static_cast<int>(std::min<size_t>(want, kMaxChannels)), bounds, e.nChannels);
 }
 
-// The whole operation's size as the tuner counts it (x nranks for AllGather / ReduceScatter).
-size_t collBytes(const ncclComm* comm, const CollCall& c) {
-  const bool blocks = c.func == kFuncAllGather || c.func == kFuncReduceScatter;
-  return c.count * dtypeSize(c.type) * (blocks ? comm->nranks : 1);
-}
-
-// The COLL line of one planned collective (NCCL's shape, plus what accl chose), e.g.
-//   AllReduce: opCount 3 sendbuff 0x.. recvbuff 0x.. count 1024 datatype 7 op 0 root 0 comm 0x..
-//   [nranks=4] algo Ring proto Simple nChannels 2 config (per-call algorithm) profilerTag 0x2a
-void logColl(const ncclComm* comm, const Task& t, uint64_t opCount, const TunerChoice& choice, int nChannels) {
-  const CollCall& c = t.coll;
-  ACCL_INFO(ACCL_LOG_COLL,
-            "%s: opCount %llx sendbuff %p recvbuff %p count %zu datatype %d op %d root %d comm %p [nranks=%d] algo %s "
-            "proto %s nChannels %d%s%s profilerTag 0x%llx",
-            funcName(c.func), static_cast<unsigned long long>(opCount), c.sendbuff, c.recvbuff, c.count,
-            static_cast<int>(c.type), static_cast<int>(c.op), c.root, static_cast<const void*>(comm), comm->nranks,
-            algoName(choice.algo), protoName(choice.proto), nChannels, t.cfg.given ? " config" : "",
-            t.cfg.restrictsAlgo ? " (per-call algorithm)" : "", static_cast<unsigned long long>(t.cfg.profilerTag));
-}
-
 ncclResult_t checkColl(ncclComm* comm, const CollCall& c, DevRedOp* op) {
   ACCL_CHECK(checkCommReady(c.name, comm));
   ACCL_CHECK(checkNotSuspended(c.name, comm));
@@ -187,28 +167,14 @@ ncclResult_t planColl(ncclComm* comm, Task& t, const LaunchEvents& events, Plan*
   const bool oneShot = choice.algo == kAlgoOneShot;
   // The one-round all-reduce exchanges whole vectors: always one channel.
   const int nCh = oneShot ? 1 : boundChannels(choice.nChannels, t.cfg, e.nChannels);
-  logColl(comm, t, e.collOpCount++, choice, nCh);
-  const uint64_t seq = e.collSeqByFunc[c.func]++;
+  const uint64_t seq = noteCollPlanned(comm, c, choice, nCh, t.cfg.given, t.cfg.restrictsAlgo, t.cfg.profilerTag);
   if (events.prof)
     t.taskEvent = profStartColl(events, t.apiEvent, c, static_cast<uint32_t>(c.op), choice, nCh, seq,
                                 collBytes(comm, c), t.cfg.profilerTag);
   const size_t chunk = e.backend->chunkElems(static_cast<ProtoId>(choice.proto), elem);
   for (int ch = 0; ch < nCh; ++ch) {
-    CollWork w{};
-    w.func = c.func;
-    w.algo = oneShot ? kAlgoRing : static_cast<AlgoId>(choice.algo);
-    w.proto = static_cast<ProtoId>(choice.proto);
-    w.type = c.type;
-    w.op = t.op;
-    w.sendbuff = c.sendbuff;
-    w.recvbuff = c.recvbuff;
-    w.count = c.count;
-    w.root = c.root;
-    w.chanOffset = c.count * ch / nCh;
-    w.chanCount = c.count * (ch + 1) / nCh - w.chanOffset;
-    w.chunkElems = chunk;
     PlanItem item;
-    item.coll = w;
+    item.coll = collWorkFor(c, t.op, choice, ch, nCh, chunk);
     item.oneShot = oneShot;
     item.profilerTag = t.cfg.profilerTag;
     item.profEvent = t.taskEvent;
@@ -330,12 +296,7 @@ ncclResult_t connectAndLaunch(CommEngine& e, std::unique_ptr<Plan> plan, const L
 ncclResult_t runComm(ncclComm* comm, CommTasks& ct) {
   std::vector<Task>& tasks = ct.tasks;
   const char* name = tasks.front().isColl ? tasks.front().coll.name : tasks.front().p2p.name;
-  // Revoked or failed (ncclCommRevoke, a shrink with NCCL_SHRINK_ABORT, or a failure on another
-  // thread) after the operations were queued.
-  CommState state = comm->state.load();
-  if (state == CommState::Revoked || state == CommState::Failed)
-    return fail(ncclInvalidUsage, "%s: comm %p was %s before the group ended; its queued operations were dropped",
-                name, static_cast<void*>(comm), state == CommState::Revoked ? "revoked" : "failed");
+  ACCL_CHECK(checkStillRunnable(comm, name));
   // No suspend while the plan is built and run; none of this runs on a suspended comm.
   GateScope gate(comm->engine->gate, name);
   ACCL_CHECK(gate.result());
@@ -360,24 +321,7 @@ ncclResult_t runComm(ncclComm* comm, CommTasks& ct) {
   }
   ncclResult_t res = connectAndLaunch(e, std::move(plan), events);
   stopLaunchEvents(events, tasks);
-  if (res == ncclSuccess) return res;
-  const int stop = comm->abortFlag.load();
-  if (res != ncclSuccess && res != ncclInvalidUsage && stop != 0 && stop != kAbortByPeerFailure) {
-    // An abort interrupted a wait that reports its own code (a connection handshake): say what
-    // happened.
-    std::string inner = lastErrorText();
-    res = fail(ncclInvalidUsage, "%s: comm %p was aborted (ncclCommAbort, ncclCommDestroy or ncclCommRevoke on another "
-               "thread) during the operation (%s)", name, static_cast<void*>(comm), inner.c_str());
-  }
-  if (res != ncclSuccess && res != ncclInvalidArgument && res != ncclInvalidUsage) {
-    // The operation stopped half-way (a peer died or stalled): this communicator cannot run
-    // another one. Closing the connections makes the peers still waiting on this rank fail now
-    // instead of at their timeout; survivors go on with ncclCommShrink.
-    comm->asyncResult = res;
-    comm->state = CommState::Failed;
-    comm->engine->releaseConnections(/*stopRunning=*/true);
-  }
-  return res;
+  return settleLaunch(comm, name, res);
 }
 
 // Holds every communicator of the group for its run. A communicator destroyed or aborted inside
@@ -418,10 +362,14 @@ ncclResult_t checkCount(const char* call, size_t count, size_t multiplier, ncclD
 }
 
 ncclResult_t enqueueColl(ncclComm* comm, const CollCall& call) {
+  DevRedOp op;
+  ncclResult_t res = checkColl(comm, call, &op);
+  // A small call outside a group runs at once, before any task is built (lone_coll.h).
+  if (res == ncclSuccess && call.config == nullptr && runLoneColl(comm, call, op, &res)) return res;
   Task t{};
   t.isColl = true;
   t.coll = call;
-  ncclResult_t res = checkColl(comm, call, &t.op);
+  t.op = op;
   if (res == ncclSuccess && call.config != nullptr)
     res = resolveCollConfig(call.name, call.func, collBytes(comm, call), call.config, comm, &t.cfg);
   t.coll.config = nullptr;  // read once, here: the caller may reuse its struct before the group ends

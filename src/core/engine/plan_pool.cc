@@ -9,6 +9,7 @@ PlanPool::~PlanPool() { delete spare_.load(std::memory_order_acquire); }
 
 std::unique_ptr<Plan> PlanPool::acquire(int nChannels) {
   lent_.fetch_add(1, std::memory_order_relaxed);
+  lentEver_.fetch_add(1, std::memory_order_relaxed);
   std::unique_ptr<Plan> plan(spare_.exchange(nullptr, std::memory_order_acquire));
   if (!plan) {
     std::lock_guard<std::mutex> lock(mutex_);

@@ -37,6 +37,8 @@ class PlanPool {
   uint64_t bytes() const { return bytes_.load(std::memory_order_relaxed); }
   // Plans lent out and not yet recycled (launches in flight or being built).
   int lent() const;
+  // Plans lent out since the pool was made (launches that took the general path).
+  uint64_t lentEver() const { return lentEver_.load(std::memory_order_relaxed); }
 
  private:
   // One idle plan taken and given back without the lock: a synchronous backend's every launch
@@ -45,6 +47,7 @@ class PlanPool {
   std::mutex mutex_;  // guards idle_
   std::vector<std::unique_ptr<Plan>> idle_;
   std::atomic<int> lent_{0};
+  std::atomic<uint64_t> lentEver_{0};
   std::atomic<uint64_t> bytes_{0};
 };
 
