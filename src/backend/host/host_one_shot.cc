@@ -13,11 +13,12 @@ namespace accl {
 namespace {
 
 // Up to this many bytes per rank the vectors travel as LL steps: the receiver polls the data
-// words themselves instead of the tail counter and then the slot, one cache-line transfer fewer
-// on the critical path of a small call. Beyond, LL's doubled bytes cost more: measured once LL
-// steps stopped copying word by word through libc, Simple is as fast at 256 B and faster from
-// 512 B (2 ranks, 1 KiB: 0.91 against 1.07 us; 4 ranks, 4 KiB: 7.2 against 11.5; docs/latency.md).
-constexpr size_t kOneShotLLMaxBytes = 256;
+// words themselves instead of the tail counter and then the slot. That saves a cache-line
+// transfer only while the vector fits one or two LL lines; from 128 B a Simple step (one copy,
+// one tail) is faster, since the steps are published without a full barrier (fifo_end.h): 2 ranks
+// 128 B 0.20-0.21 us Simple against 0.23 LL, 256 B 0.48 against 0.73 with the machine's slow
+// cross-core state; 32 B and less LL by 10-20 ns (docs/latency.md).
+constexpr size_t kOneShotLLMaxBytes = 64;
 
 }  // namespace
 
@@ -26,43 +27,55 @@ ncclResult_t hostOneShotAllReduce(HostBackend& backend, int channel, const CollW
   const int me = backend.view().facts().rank;
   const size_t bytes = w.count * dtypeSize(w.type);
   if (bytes == 0) return ncclSuccess;  // every rank has the same count: nothing to exchange
-  // Slot r of the scratch holds rank r's contribution (after that rank's preOp: a PreMulSum
-  // scalar may differ per rank, so each rank scales its own vector before sending it); the last
-  // slot is the accumulator, since the output may alias the input.
+  // Slot r of the scratch receives rank r's contribution (after that rank's preOp: a PreMulSum
+  // scalar may differ per rank, so each rank scales its own vector before sending it). This
+  // rank's own contribution is sent and reduced straight from the send buffer when nothing can
+  // change it before it is read: no preOp to apply, and either two ranks (one reduction step,
+  // which may write over its own input) or an output apart from the input. Otherwise slot `me`
+  // holds a copy.
   std::vector<char>& scratch = backend.oneShotScratch();
-  if (scratch.size() < bytes * (n + 1)) scratch.resize(bytes * (n + 1));
+  if (scratch.size() < bytes * n) scratch.resize(bytes * n);
   auto slot = [&](int r) { return scratch.data() + bytes * static_cast<size_t>(r); };
+  const char* in = static_cast<const char*>(w.sendbuff);
+  char* out = static_cast<char*>(w.recvbuff);
+  const bool apart = in + bytes <= out || out + bytes <= in;
+  const bool ownInPlace = w.op.kind != DevRedOpKind::kPreMulSum && (n == 2 || apart);
+  if (!ownInPlace) ACCL_CHECK(applyPreOp(slot(me), w.sendbuff, w.count, w.type, w.op));
+  const char* own = ownInPlace ? in : slot(me);
+  auto contribution = [&](int r) -> const char* { return r == me ? own : slot(r); };
 
-  ACCL_CHECK(applyPreOp(slot(me), w.sendbuff, w.count, w.type, w.op));
   const bool ll = bytes <= kOneShotLLMaxBytes;
   const size_t chunkElems = ll ? backend.chunkElems(kProtoLL, dtypeSize(w.type)) : w.chunkElems;
+  // Filled field by field in place: a temporary copied in was a store-forwarding stall per entry.
   std::vector<P2pWork>& works = backend.oneShotWorks();
-  works.clear();
+  works.resize(2 * static_cast<size_t>(n - 1));
+  size_t i = 0;
   for (int r = 0; r < n; ++r) {
     if (r == me) continue;
     for (bool isSend : {true, false}) {
-      P2pWork p{};
+      P2pWork& p = works[i++];
       p.isSend = isSend;
       p.peer = r;
       p.proto = ll ? kProtoLL : kProtoSimple;
       p.type = w.type;
-      p.sendbuff = slot(me);
+      p.sendbuff = own;
       p.recvbuff = slot(r);
       p.chanOffset = 0;
       p.chanCount = w.count;
       p.chunkElems = chunkElems;
-      works.push_back(p);
     }
   }
   backend.noteScratchBytes();
   ACCL_CHECK(backend.runP2pBatch(channel, works));
 
-  // Reduce in rank order, so every rank gets bit-identical results.
-  char* acc = slot(n);
-  std::memcpy(acc, slot(0), bytes);
+  // Reduce in rank order, so every rank gets bit-identical results, straight into the output.
+  if (n == 1) {
+    std::memmove(out, own, bytes);
+    return ncclSuccess;
+  }
   for (int r = 1; r < n; ++r)
-    ACCL_CHECK(reduceBuffers(acc, acc, slot(r), w.count, w.type, w.op, r == n - 1 ? kPostOp : kReducePlain));
-  std::memcpy(w.recvbuff, acc, bytes);
+    ACCL_CHECK(reduceBuffers(out, r == 1 ? contribution(0) : out, contribution(r), w.count, w.type, w.op,
+                             r == n - 1 ? kPostOp : kReducePlain));
   return ncclSuccess;
 }
 
