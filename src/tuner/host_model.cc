@@ -77,9 +77,13 @@ double HostCostModel::stepModelUs(FuncId func, int algo, int proto, size_t bytes
       return cost(2.0 * depth, 2.5 * b, (nNodes > 2 ? 3.0 : 1.0) * b, 2.0 * ceilLog2(nNodes));
     }
     case kAlgoOneShot:
-      // One step, but every rank receives n-1 vectors and reduces n of them; a host's NIC brings
-      // in the vectors of every rank on other hosts for each of its ranks.
-      return cost(1, (2.0 * n - 1) * b, double(n - topo_.ppn) * topo_.ppn * b, 1);
+      // One step, but every rank sends its vector to n-1 peers and takes in theirs (the
+      // reduction reads them where they landed); a host's NIC brings in the vectors of every
+      // rank on other hosts for each of its ranks. Measured per byte it costs what the ring's
+      // 2(n-1)/n vectors cost at 2 ranks and twice that at 4 (2 cores; docs/latency.md), which
+      // (n-1) vectors reproduce; 2n-1 had made the ring win from 640 B at 2 ranks and 8 KiB at
+      // 4, where OneShot was still 0.4 and 7 us faster.
+      return cost(1, double(n - 1) * b, double(n - topo_.ppn) * topo_.ppn * b, 1);
     default: return -1;
   }
 }
@@ -93,7 +97,9 @@ void HostCostModel::predict(FuncId func, size_t bytes, CostTable* table) const {
   const bool calibrated = cal_ && cal_->covers(func, topo_.nNodes);
   for (int algo : {int(kAlgoRing), int(kAlgoTree), kAlgoOneShot}) {
     if (algo != kAlgoRing && func != kFuncAllReduce) continue;
-    if (algo == kAlgoOneShot && (bytes > kHostOneShotMaxBytes || topo_.nRanks < 2)) continue;
+    if (algo == kAlgoOneShot &&
+        (bytes > (calibrated ? kHostOneShotMaxBytes : kHostOneShotDefaultMaxBytes) || topo_.nRanks < 2))
+      continue;
     for (int proto : {int(kProtoLL), int(kProtoSimple)}) {
       if (algo == kAlgoOneShot && proto != kProtoSimple) continue;  // its exchange is one Simple step
       double us;
