@@ -37,18 +37,37 @@ Registry& reg() {
   return *r;
 }
 
-// The holds taken by checkCommHandle during this thread's API calls.
+// One hold taken by checkCommHandle; `fast`: without the mutex, through the sticky pin.
+struct HeldComm {
+  ncclComm* comm;
+  bool fast;
+};
+
+// The holds taken by checkCommHandle during this thread's API calls, and the thread's sticky
+// communicator: the last one it held under the mutex, pinned (one reference) so that its next
+// call on it can hold without the mutex (lookupAndHold). The pin moves to another communicator
+// when the thread holds that one, and goes with the thread.
 struct ThreadHolds {
-  std::vector<ncclComm*> held;
+  std::vector<HeldComm> held;
   int scopeDepth = 0;
+  ncclComm* sticky = nullptr;
+  ~ThreadHolds();
 };
 thread_local ThreadHolds tHolds;  // one thread-local object: each is a call to reach (docs/latency.md)
+
+bool holdsFast(const ncclComm* comm) {
+  for (const HeldComm& h : tHolds.held)
+    if (h.comm == comm && h.fast) return true;
+  return false;
+}
 
 enum class Found { Live, Closing, Dead, Unknown };
 
 Found findLocked(const ncclComm* comm) {
   Registry& r = reg();
-  if (r.objects.count(comm)) return comm->life.closing ? Found::Closing : Found::Live;
+  // A closed communicator that a thread still pins (its sticky one) stays listed until unpinned.
+  if (r.objects.count(comm))
+    return !comm->life.closing ? Found::Live : comm->life.tornDown ? Found::Dead : Found::Closing;
   return r.dead.count(comm) ? Found::Dead : Found::Unknown;
 }
 
@@ -111,7 +130,8 @@ void drop(ncclComm* comm, bool active) {
       reg().left.notify_all();  // closers wait for 0, revoke for its own holds (cheap without waiters)
     }
     comm->life.refs--;
-    if (comm->life.closing && comm->life.handleDropped && comm->life.active == 0 && !comm->life.tearing) {
+    if (comm->life.closing && comm->life.handleDropped && comm->life.active == 0 &&
+        comm->life.fastActive.load() == 0 && !comm->life.tearing) {
       comm->life.tearing = true;  // the closer gave up waiting: the last holder frees
       tear = true;
     } else if (comm->life.refs == 0 && comm->life.tornDown) {
@@ -123,7 +143,35 @@ void drop(ncclComm* comm, bool active) {
   if (del) deleteObject(comm);
 }
 
+// Ends a hold taken without the mutex. Why no hold slips past a closer: a holder counts itself
+// in fastActive, then reads closingFlag; a closer sets closingFlag (or counts itself in
+// drainWaiters), then reads fastActive — all sequentially consistent, so one of the two sees the
+// other. A holder that sees the flag leaves again and takes the locked path, which refuses it; a
+// leaver that sees a waiter wakes it under the mutex, and the last one out frees the
+// communicator when its closer gave up waiting (as drop() does). The sticky pin keeps the object
+// here throughout.
+void leaveFast(ncclComm* comm) {
+  CommLifetime& life = comm->life;
+  life.fastActive.fetch_sub(1, std::memory_order_seq_cst);
+  if (life.drainWaiters.load(std::memory_order_seq_cst) == 0 && !life.closingFlag.load(std::memory_order_seq_cst))
+    return;
+  bool tear = false;
+  {
+    std::lock_guard<std::mutex> lock(reg().mutex);
+    reg().left.notify_all();
+    if (life.closing && life.handleDropped && life.active == 0 && life.fastActive.load() == 0 && !life.tearing) {
+      life.tearing = true;
+      tear = true;
+    }
+  }
+  if (tear) tearDown(comm);
+}
+
 }  // namespace
+
+ThreadHolds::~ThreadHolds() {
+  if (sticky) drop(std::exchange(sticky, nullptr), /*active=*/false);
+}
 
 void registerComm(ncclComm* comm) {
   Registry& r = reg();
@@ -175,30 +223,51 @@ ApiCallScope::ApiCallScope() : mark_(tHolds.held.size()) { tHolds.scopeDepth++; 
 ApiCallScope::~ApiCallScope() {
   tHolds.scopeDepth--;
   while (tHolds.held.size() > mark_) {
-    ncclComm* comm = tHolds.held.back();
+    const HeldComm h = tHolds.held.back();
     tHolds.held.pop_back();
-    drop(comm, /*active=*/true);
+    if (h.fast)
+      leaveFast(h.comm);
+    else
+      drop(h.comm, /*active=*/true);
   }
 }
 
 bool threadHolds(const ncclComm* comm) {
-  for (const ncclComm* c : tHolds.held)
-    if (c == comm) return true;
+  for (const HeldComm& h : tHolds.held)
+    if (h.comm == comm) return true;
   return false;
 }
 
 ncclResult_t lookupAndHold(const char* call, ncclComm* comm) {
   const bool hold = tHolds.scopeDepth > 0 && !threadHolds(comm);
+  // This thread's sticky communicator: pinned, so its object is there to count on; no mutex
+  // (two locked instructions instead of four and a table lookup; docs/latency.md).
+  if (hold && comm != nullptr && comm == tHolds.sticky) {
+    comm->life.fastActive.fetch_add(1, std::memory_order_seq_cst);
+    if (!comm->life.closingFlag.load(std::memory_order_seq_cst)) {
+      tHolds.held.push_back(HeldComm{comm, true});
+      return ncclSuccess;
+    }
+    leaveFast(comm);  // being closed: the locked lookup below refuses it and says why
+  }
   Found f;
+  ncclComm* unpinned = nullptr;
   {
     std::lock_guard<std::mutex> lock(reg().mutex);
     f = findLocked(comm);
     if (f == Found::Live && hold) {
       comm->life.active++;
       comm->life.refs++;
-      tHolds.held.push_back(comm);
+      tHolds.held.push_back(HeldComm{comm, false});
+      // Pin it for this thread's next call; the old pin goes unless a hold of this very call
+      // still relies on it.
+      if (tHolds.sticky != comm && !holdsFast(tHolds.sticky)) {
+        comm->life.refs++;
+        unpinned = std::exchange(tHolds.sticky, comm);
+      }
     }
   }
+  if (unpinned) drop(unpinned, /*active=*/false);
   return foundError(call, comm, f);
 }
 
@@ -217,15 +286,19 @@ ncclResult_t closeComm(const char* call, ncclComm* comm, bool abort) {
     return fail(ncclInvalidArgument, "%s: comm %p is corrupted", call, static_cast<void*>(comm));
   }
   comm->life.closing = true;
+  comm->life.closingFlag.store(true, std::memory_order_seq_cst);  // before fastActive is read
   // Nobody may keep using a communicator that is going away: other holders (a collective on
   // another thread, a nonblocking job) are aborted, destroy included.
-  if (abort || comm->life.active > 0) comm->abortFlag.store(1);
+  if (abort || comm->life.active > 0 || comm->life.fastActive.load() > 0) comm->abortFlag.store(1);
   const int64_t t0 = nowMs();
-  const bool drained = r.left.wait_for(lock, std::chrono::milliseconds(kDrainWaitMs),
-                                       [comm] { return comm->life.active == 0; });
+  comm->life.drainWaiters.fetch_add(1, std::memory_order_seq_cst);
+  const bool drained = r.left.wait_for(lock, std::chrono::milliseconds(kDrainWaitMs), [comm] {
+    return comm->life.active == 0 && comm->life.fastActive.load() == 0;
+  });
+  comm->life.drainWaiters.fetch_sub(1, std::memory_order_seq_cst);
   if (!drained) {
     comm->life.handleDropped = true;
-    const int still = comm->life.active;
+    const int still = comm->life.active + comm->life.fastActive.load();
     lock.unlock();
     ACCL_WARN("%s: comm %p: %d call(s) on other threads did not leave within %ld ms; the last of them frees the "
               "communicator",
@@ -246,14 +319,17 @@ ncclResult_t closeComm(const char* call, ncclComm* comm, bool abort) {
 
 ncclResult_t quiesceComm(const char* call, ncclComm* comm) {
   int own = 0;
-  for (const ncclComm* c : tHolds.held)
-    if (c == comm) own++;
+  for (const HeldComm& h : tHolds.held)
+    if (h.comm == comm) own++;
   Registry& r = reg();
   {
     std::unique_lock<std::mutex> lock(r.mutex);
     comm->abortFlag.store(1);
-    const bool drained = r.left.wait_for(lock, std::chrono::milliseconds(kDrainWaitMs),
-                                         [comm, own] { return comm->life.active <= own; });
+    comm->life.drainWaiters.fetch_add(1, std::memory_order_seq_cst);
+    const bool drained = r.left.wait_for(lock, std::chrono::milliseconds(kDrainWaitMs), [comm, own] {
+      return comm->life.active + comm->life.fastActive.load() <= own;
+    });
+    comm->life.drainWaiters.fetch_sub(1, std::memory_order_seq_cst);
     if (!drained) {
       lock.unlock();
       return fail(ncclInternalError, "%s: comm %p: calls on other threads did not stop within %ld ms", call,

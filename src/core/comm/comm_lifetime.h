@@ -6,6 +6,9 @@
 //  - A handle is usable while it is in the registry and not closing. Every API call that takes a
 //    communicator holds it from its handle check (checkCommHandle) to its return (ApiCallScope,
 //    opened by apiGuard); background jobs and group ends take explicit CommHold objects.
+//  - A thread keeps a pin on the communicator its last call held (its sticky communicator), so
+//    its next call on it holds without the mutex: an atomic count the closers wait for as well,
+//    checked against an atomic closing flag (comm_lifetime.cc says why no hold slips past a close).
 //  - Closing (destroy / abort) marks the communicator closing (new holds are refused, so a later
 //    call gets ncclInvalidArgument), sets the abort flag when someone else still holds it (abort:
 //    always), waits a bounded time for the holders to leave, then frees the resources. If a
@@ -15,6 +18,7 @@
 //    work queued in a group can find out at group end that its communicator went away.
 #pragma once
 
+#include <atomic>
 #include <utility>
 
 #include "nccl.h"
@@ -23,15 +27,20 @@ struct ncclComm;
 
 namespace accl {
 
-// A communicator's lifetime counters (ncclComm::life), all guarded by the process-wide mutex of
-// comm_lifetime.cc.
+// A communicator's lifetime counters (ncclComm::life): the plain ones guarded by the process-wide
+// mutex of comm_lifetime.cc, the atomics for the holds taken without it.
 struct CommLifetime {
   int refs = 1;                // the handle, pins and holds
-  int active = 0;              // holds: threads using the communicator now
+  int active = 0;              // holds taken under the mutex: threads using the communicator now
   bool closing = false;        // destroy/abort started: no new holds
   bool handleDropped = false;  // the closer gave up waiting: the last holder frees
   bool tearing = false;        // someone is freeing the resources
   bool tornDown = false;       // resources freed; the object waits for its last pin
+  // Holds taken without the mutex by a thread that pinned the communicator on an earlier call
+  // (its "sticky" communicator, comm_lifetime.cc): they count as active too.
+  std::atomic<int> fastActive{0};
+  std::atomic<bool> closingFlag{false};  // `closing`, for those holders
+  std::atomic<int> drainWaiters{0};      // closers and quiescers waiting for the holders to leave
 };
 
 // Adds a newly allocated communicator to the registry (one reference: the handle's).
