@@ -8,9 +8,11 @@
 #pragma once
 
 #include <atomic>
+#include <chrono>
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
+#include <thread>
 #include <type_traits>
 
 namespace accl {
@@ -36,17 +38,27 @@ class SeqPublished {
     version_.store(version + 2, std::memory_order_release);
   }
 
-  // A consistent copy. A reader never waits long for a writer (a write is a few stores); after
-  // many tries (a writer thread stopped half-way by a debugger) it takes what it read.
+  // A consistent copy. A reader hardly waits for a writer (a write is a few stores, and a
+  // launch writes twice per call). A writer descheduled half-way leaves the version odd until it
+  // runs again: after a short spin the reader yields the core to it, and only a writer stopped
+  // for good (a debugger) makes it give up, after a second without a change, and take what it read.
   T read() const {
     uint64_t w[kWords];
+    uint32_t previous = 0;
+    std::chrono::steady_clock::time_point unchangedSince{};
     for (int tries = 0;; ++tries) {
       const uint32_t before = version_.load(std::memory_order_acquire);
       for (size_t i = 0; i < kWords; ++i) w[i] = words_[i].load(std::memory_order_relaxed);
       std::atomic_thread_fence(std::memory_order_acquire);  // the words before the second look
-      if (((before & 1) == 0 && version_.load(std::memory_order_relaxed) == before) || tries > 100000) break;
+      if ((before & 1) == 0 && version_.load(std::memory_order_relaxed) == before) break;
+      if (tries < 1000) continue;
+      const auto now = std::chrono::steady_clock::now();
+      if (tries == 1000 || before != previous) unchangedSince = now;
+      previous = before;
+      if (now - unchangedSince > std::chrono::seconds(1)) break;
+      std::this_thread::yield();
     }
-    T out;
+  T out;
     std::memcpy(&out, w, sizeof(T));
     return out;
   }
