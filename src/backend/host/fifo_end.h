@@ -93,8 +93,9 @@ inline void releaseHeadUnfenced(FifoView& f) {
   f.step++;
 }
 
-// After a sequentially consistent fence that follows unfenced publishes of `c`: wakes the other
-// end if it registered as a sleeper on it.
+// Wakes the other end if it registered as a sleeper on `c`. Only after a sequentially consistent
+// fence that follows unfenced publishes of `c` is a sleeper that registers at the same time sure
+// to be seen; without one, it catches the sleepers that settled earlier.
 inline void wakeIfSleeping(FifoCounter* c) {
   if (std::atomic_ref<uint32_t>(c->sleepers).load(std::memory_order_relaxed) != 0)
     futexWakeWord(counterWord(c->value));

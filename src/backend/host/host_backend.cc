@@ -90,8 +90,10 @@ void HostBackend::releaseScratch() {
 
 HostP2pContext HostBackend::p2pContext() { return HostP2pContext{view_, &wait_}; }
 
-ncclResult_t HostBackend::runP2pBatch(int channel, const std::vector<P2pWork>& works) {
-  return hostRunP2pBatch(p2pContext(), channel, works);
+ncclResult_t HostBackend::runP2pBatch(int channel, const std::vector<P2pWork>& works, const char* what) {
+  HostP2pContext ctx = p2pContext();
+  ctx.what = what;
+  return hostRunP2pBatch(ctx, channel, works);
 }
 
 }  // namespace accl

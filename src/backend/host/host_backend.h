@@ -53,8 +53,9 @@ class HostBackend final : public CommBackend {
   const EngineView& view() const { return view_; }
   const WaitPolicy& waitPolicy() const { return wait_; }
   HostP2pContext p2pContext();
-  // Runs one batch of transfers on `channel` through the host point-to-point loop.
-  ncclResult_t runP2pBatch(int channel, const std::vector<P2pWork>& works);
+  // Runs one batch of transfers on `channel` through the host point-to-point loop; `what` names
+  // the call they serve in wait logs and errors (null: each transfer's direction).
+  ncclResult_t runP2pBatch(int channel, const std::vector<P2pWork>& works, const char* what = nullptr);
   // The one-round all-reduce's buffers (peers' vectors + accumulator) and transfer list; grown by
   // a launch, kept for the next, freed by releaseScratch().
   std::vector<char>& oneShotScratch() { return oneShotScratch_; }

@@ -66,7 +66,7 @@ ncclResult_t hostOneShotAllReduce(HostBackend& backend, int channel, const CollW
     }
   }
   backend.noteScratchBytes();
-  ACCL_CHECK(backend.runP2pBatch(channel, works));
+  ACCL_CHECK(backend.runP2pBatch(channel, works, collApiName(w.func, "ncclAllReduce")));
 
   // Reduce in rank order, so every rank gets bit-identical results, straight into the output.
   if (n == 1) {

@@ -12,6 +12,9 @@ struct WaitPolicy;
 struct HostP2pContext {
   EngineView view;          // connection(channel, peer, isSend) gives each transfer's connection
   const WaitPolicy* wait;   // spin / yield / sleep, abort flag, timeout, liveness record
+  // The API call the transfers serve, for wait logs and errors; null: each transfer's own
+  // direction ("ncclSend" / "ncclRecv").
+  const char* what = nullptr;
 };
 
 }  // namespace accl

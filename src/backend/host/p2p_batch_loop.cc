@@ -40,6 +40,14 @@ struct Transfer {
 
 HostConnEnd endOf(const Transfer& t) { return HostConnEnd{&t.conn->view, t.work->peer, t.conn->peerPid}; }
 
+// After an unfenced publish of `counter`: a sleeper that registered well before (a network proxy
+// idle since the last call) is woken now, without the barrier; the fenced check (flushWakes)
+// still follows, for one that registers meanwhile.
+void wakeSettledSleeper(Transfer& t, FifoCounter* counter) {
+  wakeIfSleeping(counter);
+  t.wakePending = true;
+}
+
 // Moves at most one chunk of `t` if its connection is ready; returns whether it did.
 bool tryStep(Transfer& t) {
   const P2pWork& w = *t.work;
@@ -60,14 +68,14 @@ bool tryStep(Transfer& t) {
     if (ll) {
       writeLLSlot(f, from, n * elem);
       publishTailUnfenced(f, fifoStepInfo(divUp(n * elem, kLLWordPayload) * sizeof(LLWord), true));
-      t.wakePending = true;
+      wakeSettledSleeper(t, f.tail);
     } else if (min > 0 && n * elem >= min) {
       publishUserSend(f, from, n * elem, t.userReg);
       t.userSendsHead = f.step;
     } else {
       if (n) std::memcpy(f.simpleSlot(f.step), from, n * elem);
       publishTailUnfenced(f, fifoStepInfo(n * elem, false));
-      t.wakePending = true;
+      wakeSettledSleeper(t, f.tail);
     }
   } else {
     char* dst = static_cast<char*>(w.recvbuff) + off;
@@ -78,7 +86,7 @@ bool tryStep(Transfer& t) {
       if (n) std::memcpy(dst, f.simpleSlot(f.step), n * elem);
     }
     releaseHeadUnfenced(f);
-    t.wakePending = true;
+    wakeSettledSleeper(t, f.head);
   }
   t.done += n;
   t.started = true;
@@ -101,7 +109,11 @@ void flushWakes(Transfers& transfers) {
 
 WaitPeer waitPeerOf(const Transfer& t) { return t.work->isSend ? sendWaitPeer(endOf(t)) : recvWaitPeer(endOf(t)); }
 
-const char* directionName(const Transfer& t) { return t.work->isSend ? "ncclSend" : "ncclRecv"; }
+// What a wait log or an error names: the call the batch serves (a one-round all-reduce), or the
+// transfer's direction.
+const char* callName(const HostP2pContext& ctx, const Transfer& t) {
+  return ctx.what ? ctx.what : t.work->isSend ? "ncclSend" : "ncclRecv";
+}
 
 // The transfers of one batch: on the stack up to kInline (a small call allocates nothing), on the
 // heap beyond.
@@ -212,12 +224,12 @@ ncclResult_t hostRunP2pBatch(const HostP2pContext& ctx, int channel, const std::
     nanosleep(&ts, nullptr);
     if ((policy.abortFlag && policy.abortFlag->load()) || (policy.health && policy.health->failed())) {
       const Transfer& t = firstUnfinished(transfers);
-      return waitFailure(policy, waitPeerOf(t), directionName(t), WaitEnd::kAborted, nowMs() - idleSinceMs);
+      return waitFailure(policy, waitPeerOf(t), callName(ctx, t), WaitEnd::kAborted, nowMs() - idleSinceMs);
     }
     int64_t now = nowMs();
     if (policy.timeoutMs > 0 && now - idleSinceMs > policy.timeoutMs) {
       const Transfer& t = firstUnfinished(transfers);
-      return waitFailure(policy, waitPeerOf(t), directionName(t), WaitEnd::kTimeout, now - idleSinceMs);
+      return waitFailure(policy, waitPeerOf(t), callName(ctx, t), WaitEnd::kTimeout, now - idleSinceMs);
     }
     if (now - lastLivenessMs > 100) {
       lastLivenessMs = now;
@@ -225,12 +237,12 @@ ncclResult_t hostRunP2pBatch(const HostP2pContext& ctx, int channel, const std::
         // A peer may post its last chunk and exit between our poll and this check: only a peer
         // that is gone and left nothing to take is an error.
         if (!t.finished && peerGone(waitPeerOf(t)) && !tryStep(t))
-          return waitFailure(policy, waitPeerOf(t), directionName(t),
+          return waitFailure(policy, waitPeerOf(t), callName(ctx, t),
                              peerProcessGone(waitPeerOf(t)) ? WaitEnd::kPeerExited : WaitEnd::kPeerClosed,
                              now - idleSinceMs);
     }
     const Transfer& waited = firstUnfinished(transfers);
-    maybeLogLongWait(policy, waited.work->peer, directionName(waited), idleSinceMs, &lastLogMs);
+    maybeLogLongWait(policy, waited.work->peer, callName(ctx, waited), idleSinceMs, &lastLogMs);
   }
   flushWakes(transfers);
   guard.armed = false;
