@@ -27,7 +27,7 @@ constexpr UnsetMeaning kUnsetMeanings[] = {
     {"NCCL_IB_GID_INDEX", "auto: the first GID of NCCL_IB_ADDR_FAMILY and NCCL_IB_ROCE_VERSION_NUM"},
     {"NCCL_IB_SL", "the connection's traffic class, else 0"},
     {"NCCL_IB_TC", "the connection's traffic class, else 0"},
-    {"ACCL_HOST_SPIN", "auto: 200 polls, 10 when oversubscribed"},
+    {"ACCL_HOST_SPIN", "auto: 50 polls, 10 when oversubscribed"},
     {"ACCL_HOST_YIELD_US", "auto: 200 us, 5000 us when oversubscribed"},
     {"NCCL_ALGO", "all"},
     {"NCCL_PROTO", "all"},

@@ -194,7 +194,7 @@ ACCL_PARAM(ACCL_TUNER_FILE, Str, "",
            "Host-backend tuner calibration written by `accl-tune calibrate` (default: $XDG_CACHE_HOME or ~/.cache, "
            "then accl/tuner-host.conf, used when it exists; \"none\" disables calibration).")
 ACCL_PARAM(ACCL_HOST_SPIN, Int, "-1",
-           "Host backend: polls of a FIFO before a waiting thread yields its core (-1: 200; 10 when the node's "
+           "Host backend: polls of a FIFO before a waiting thread yields its core (-1: 50; 10 when the node's "
            "ranks x channels outnumber the CPUs; 50 when the network's helper threads make them outnumber them).")
 ACCL_PARAM(ACCL_HOST_YIELD_US, Int, "-1",
            "Host backend: microseconds a waiting thread polls with sched_yield() before it sleeps on a futex (-1: 200, "

@@ -28,14 +28,16 @@ WaitPolicy hostWaitPolicy(const std::atomic<int>* abortFlag, int threadsOnNode, 
   const bool oversubscribed = threadsOnNode > cpus;
   int64_t spin = paramInt("ACCL_HOST_SPIN");
   int64_t yieldUs = paramInt("ACCL_HOST_YIELD_US");
-  // Not oversubscribed by our own threads, a running peer answers within a microsecond or two; a
-  // peer that has not answered after ~5 us (200 polls) is likely not running at all — e.g. the
-  // scheduler put it on this very core while other work holds the other ones — and a longer spin
-  // only delays it (each poll is a pause plus a load, ~25 ns here; docs/latency.md).
+  // Not oversubscribed by our own threads, a running peer answers within a microsecond; a peer
+  // that has not answered after ~1 us (50 polls) is likely not running at all — e.g. the
+  // scheduler put it on this very core (it does, after a rank slept) — and a longer spin only
+  // delays it (each poll is a pause plus a load, ~25 ns here). 2 ranks on one core, 8 B-2 KiB:
+  // 200 polls 7.2-7.5 us per call, 50 polls 3.1-3.2; on two cores the same, 0.36 us at 8 B, and
+  // 256 KiB-16 MiB busbw unchanged (docs/latency.md).
   // Oversubscribed, the peer a wait needs is most often queued behind this very thread: after a
   // few polls (a running peer's answer) the core is better given away at once. 4 ranks on 2 cores,
   // 8 B-2 KiB all-reduce: 10 polls 2.4-3.7 us per call, 50 polls 3.7-7.8 us (docs/latency.md).
-  p.spinCount = static_cast<int>(spin >= 0 ? spin : (oversubscribed ? 10 : 200));
+  p.spinCount = static_cast<int>(spin >= 0 ? spin : (oversubscribed ? 10 : 50));
   const bool helpersStarved = helperThreads > 0 && threadsOnNode + helperThreads > cpus;
   p.yieldUs = static_cast<int>(yieldUs >= 0 ? yieldUs : helpersStarved ? 0 : (oversubscribed ? 5000 : 200));
   if (helpersStarved && spin < 0) p.spinCount = 50;
