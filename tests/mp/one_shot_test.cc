@@ -8,10 +8,12 @@
 // NCCL_LL_BUFFSIZE (32 B of payload per LL slot) makes a vector at the limit fill every slot of
 // the FIFO, and each call after the first reuses them. Results are exact integers compared in
 // closed form, in place and out of place, and the bytes after each vector must stay untouched.
+#include <chrono>
 #include <cstdint>
 #include <cstdlib>
 #include <optional>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "mp/mp_test_util.h"
@@ -153,6 +155,44 @@ TEST_P(OneShotTest, SumsAcrossTheLLLimit) {
   });
   EXPECT_RANKS_OK(res);
 }
+
+// Two ranks, one of them late to every call: the other's exchange (host_one_shot.cc) publishes
+// its vector, spins, and hands the receive to the general loop, which yields and sleeps until the
+// late rank's vector lands. LL (16 B) and one-step Simple (4 KiB) sizes, in place and out of place;
+// exact sums.
+class OneShotLatePeerTest : public testing::TestWithParam<LaunchMode> {};
+
+TEST_P(OneShotLatePeerTest, TheWaitingRankGetsTheLateRanksVector) {
+  LaunchOptions opts;
+  opts.mode = GetParam();
+  opts.nranks = 2;
+  opts.ids = makeUniqueIds(1);
+  opts.deadline = mpDeadline(2);
+  LaunchResult res = launchRanks(opts, [](RankContext& ctx) {
+    ncclComm_t comm = nullptr;
+    if (!initComm(ctx, &comm)) return;
+    for (int round = 0; round < 6 && !ctx.failed(); ++round) {
+      const size_t count = round % 2 == 0 ? 4 : 1024;
+      const bool inPlace = round % 4 >= 2;
+      std::vector<int32_t> send(count), recv(count, -1);
+      for (size_t i = 0; i < count; ++i) send[i] = inputValue(ctx.rank, i) + round;
+      if (ctx.rank == round % 2) std::this_thread::sleep_for(std::chrono::milliseconds(30));  // late
+      int32_t* out = inPlace ? send.data() : recv.data();
+      if (!RANK_NCCL_OK(ctx, ncclAllReduce(send.data(), out, count, ncclInt32, ncclSum, comm, nullptr))) return;
+      size_t wrong = 0;
+      for (size_t i = 0; i < count; ++i) wrong += out[i] != inputValue(0, i) + inputValue(1, i) + 2 * round;
+      ctx.check(wrong == 0, "round %d (count %zu, %s, rank %d late): %zu wrong elements", round, count,
+                inPlace ? "in place" : "out of place", round % 2, wrong);
+    }
+    RANK_NCCL_OK(ctx, ctx.destroyComm(comm));
+  });
+  EXPECT_RANKS_OK(res);
+}
+
+INSTANTIATE_TEST_SUITE_P(, OneShotLatePeerTest, testing::Values(LaunchMode::kThreads, LaunchMode::kFork),
+                         [](const testing::TestParamInfo<LaunchMode>& info) {
+                           return std::string(info.param == LaunchMode::kFork ? "Fork" : "Thread");
+                         });
 
 INSTANTIATE_TEST_SUITE_P(, OneShotTest,
                          testing::Combine(testing::Values(LaunchMode::kThreads, LaunchMode::kFork),

@@ -1,10 +1,15 @@
 // The host one-round all-reduce (see host_one_shot.h).
 #include "backend/host/host_one_shot.h"
 
+#include <atomic>
 #include <cstring>
 #include <vector>
 
+#include "backend/host/fifo_end.h"
 #include "backend/host/host_backend.h"
+#include "backend/host/host_wait.h"
+#include "core/engine/connections.h"
+#include "device/common/chunk_loop.h"
 #include "device/common/dtypes.h"
 #include "device/common/reduce_buffers.h"
 #include "util/check.h"
@@ -19,6 +24,62 @@ namespace {
 // 128 B 0.20-0.21 us Simple against 0.23 LL, 256 B 0.48 against 0.73 with the machine's slow
 // cross-core state; 32 B and less LL by 10-20 ns (docs/latency.md).
 constexpr size_t kOneShotLLMaxBytes = 64;
+
+// Two ranks, a vector that fits one step: the send and the receive as one exchange, without the
+// general transfer loop (its transfer list, registration lookup and per-pass checks). The send
+// goes out at once when its slot is free; the receive is polled here for the policy's spin, and
+// a peer that has not answered by then is waited for by the general loop, which yields, sleeps and
+// watches abort, timeout and liveness. Steps are published without a full barrier and the
+// sleepers checked after one fence, as the general loop does (fifo_end.h). Returns false, having
+// done nothing, where it does not apply (a network end, a full FIFO, a vector over one step).
+bool exchangeWithPeer(HostBackend& backend, int channel, int peer, const CollWork& w, bool ll, size_t chunkElems,
+                      const char* own, char* into, ncclResult_t* res) {
+  const size_t bytes = w.count * dtypeSize(w.type);
+  Connection* sc = backend.view().connection(channel, peer, true);
+  Connection* rc = backend.view().connection(channel, peer, false);
+  if (!sc || !rc || sc->userSendMinBytes > 0 || w.count > chunkElems) return false;
+  FifoView& sf = sc->view;
+  FifoView& rf = rc->view;
+  if (!sendSlotFree(sf)) return false;
+  if (ll) {
+    writeLLSlot(sf, own, bytes);
+    publishTailUnfenced(sf, fifoStepInfo(divUp(bytes, kLLWordPayload) * sizeof(LLWord), true));
+  } else {
+    std::memcpy(sf.simpleSlot(sf.step), own, bytes);
+    publishTailUnfenced(sf, fifoStepInfo(bytes, false));
+  }
+  wakeIfSleeping(sf.tail);  // a sleeper that settled earlier; the fenced check follows
+  const int spin = backend.waitPolicy().spinCount;
+  for (int i = 0; i <= spin; ++i) {
+    const bool arrived = ll ? tryReadLL(rf, bytes, into) : simpleDataReady(rf);
+    if (arrived) {
+      if (!ll) std::memcpy(into, rf.simpleSlot(rf.step), bytes);
+      releaseHeadUnfenced(rf);
+      std::atomic_thread_fence(std::memory_order_seq_cst);
+      wakeIfSleeping(sf.tail);
+      wakeIfSleeping(rf.head);
+      *res = ncclSuccess;
+      return true;
+    }
+    cpuRelax();
+  }
+  std::atomic_thread_fence(std::memory_order_seq_cst);  // the send's sleepers check, before waiting
+  wakeIfSleeping(sf.tail);
+  std::vector<P2pWork>& works = backend.oneShotWorks();
+  works.resize(1);
+  P2pWork& p = works[0];
+  p.isSend = false;
+  p.peer = peer;
+  p.proto = ll ? kProtoLL : kProtoSimple;
+  p.type = w.type;
+  p.sendbuff = nullptr;
+  p.recvbuff = into;
+  p.chanOffset = 0;
+  p.chanCount = w.count;
+  p.chunkElems = chunkElems;
+  *res = backend.runP2pBatch(channel, works, collApiName(w.func, "ncclAllReduce"));
+  return true;
+}
 
 }  // namespace
 
@@ -46,6 +107,12 @@ ncclResult_t hostOneShotAllReduce(HostBackend& backend, int channel, const CollW
 
   const bool ll = bytes <= kOneShotLLMaxBytes;
   const size_t chunkElems = ll ? backend.chunkElems(kProtoLL, dtypeSize(w.type)) : w.chunkElems;
+  ncclResult_t exchanged;
+  if (n == 2 && exchangeWithPeer(backend, channel, 1 - me, w, ll, chunkElems, own, slot(1 - me), &exchanged)) {
+    ACCL_CHECK(exchanged);
+    backend.noteScratchBytes();
+    return reduceBuffers(out, contribution(0), contribution(1), w.count, w.type, w.op, kPostOp);
+  }
   // Filled field by field in place: a temporary copied in was a store-forwarding stall per entry.
   std::vector<P2pWork>& works = backend.oneShotWorks();
   works.resize(2 * static_cast<size_t>(n - 1));
