@@ -73,6 +73,27 @@ bool tryReadLL(const FifoView& f, size_t bytes, char* out) {
   return true;
 }
 
+void sendStepUnfenced(FifoView& f, const char* payload, size_t bytes, bool ll) {
+  if (ll) {
+    writeLLSlot(f, payload, bytes);
+    publishTailUnfenced(f, fifoStepInfo(divUp(bytes, kLLWordPayload) * sizeof(LLWord), true));
+    return;
+  }
+  if (bytes) std::memcpy(f.simpleSlot(f.step), payload, bytes);
+  publishTailUnfenced(f, fifoStepInfo(bytes, false));
+}
+
+bool recvStepUnfenced(FifoView& f, size_t bytes, char* out, bool ll) {
+  if (ll) {
+    if (!tryReadLL(f, bytes, out)) return false;
+  } else {
+    if (!simpleDataReady(f)) return false;
+    if (bytes) std::memcpy(out, f.simpleSlot(f.step), bytes);
+  }
+  releaseHeadUnfenced(f);
+  return true;
+}
+
 ncclResult_t waitSimpleData(const HostConnEnd& c, const WaitPolicy& policy, const char* what) {
   FifoView& f = *c.fifo;
   if (simpleDataReady(f)) return ncclSuccess;

@@ -93,6 +93,14 @@ inline void releaseHeadUnfenced(FifoView& f) {
   f.step++;
 }
 
+// One whole step through the FIFO, published unfenced, without waiting: the sender copies
+// `bytes` of `payload` into the current slot (LL words, or the Simple slot) and publishes it (the
+// caller checked sendSlotFree); the receiver, when the current step has arrived, copies its
+// `bytes` to `out`, releases the slot and returns true. The point-to-point loop and the two-rank
+// one-round exchange take their FIFO steps through these two.
+void sendStepUnfenced(FifoView& f, const char* payload, size_t bytes, bool ll);
+bool recvStepUnfenced(FifoView& f, size_t bytes, char* out, bool ll);
+
 // Wakes the other end if it registered as a sleeper on `c`. Only after a sequentially consistent
 // fence that follows unfenced publishes of `c` is a sleeper that registers at the same time sure
 // to be seen; without one, it catches the sleepers that settled earlier.

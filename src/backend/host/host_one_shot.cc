@@ -9,7 +9,6 @@
 #include "backend/host/host_backend.h"
 #include "backend/host/host_wait.h"
 #include "core/engine/connections.h"
-#include "device/common/chunk_loop.h"
 #include "device/common/dtypes.h"
 #include "device/common/reduce_buffers.h"
 #include "util/check.h"
@@ -25,6 +24,21 @@ namespace {
 // cross-core state; 32 B and less LL by 10-20 ns (docs/latency.md).
 constexpr size_t kOneShotLLMaxBytes = 64;
 
+// One transfer of the exchange: this rank's vector `own` to `peer`, or the peer's into `into`.
+// Filled field by field in place: a temporary copied in was a store-forwarding stall per entry.
+void setTransfer(P2pWork& p, bool isSend, int peer, const CollWork& w, bool ll, size_t chunkElems, const char* own,
+                 char* into) {
+  p.isSend = isSend;
+  p.peer = peer;
+  p.proto = ll ? kProtoLL : kProtoSimple;
+  p.type = w.type;
+  p.sendbuff = isSend ? own : nullptr;
+  p.recvbuff = isSend ? nullptr : into;
+  p.chanOffset = 0;
+  p.chanCount = w.count;
+  p.chunkElems = chunkElems;
+}
+
 // Two ranks, a vector that fits one step: the send and the receive as one exchange, without the
 // general transfer loop (its transfer list, registration lookup and per-pass checks). The send
 // goes out at once when its slot is free; the receive is polled here for the policy's spin, and
@@ -33,7 +47,7 @@ constexpr size_t kOneShotLLMaxBytes = 64;
 // sleepers checked after one fence, as the general loop does (fifo_end.h). Returns false, having
 // done nothing, where it does not apply (a network end, a full FIFO, a vector over one step).
 bool exchangeWithPeer(HostBackend& backend, int channel, int peer, const CollWork& w, bool ll, size_t chunkElems,
-                      const char* own, char* into, ncclResult_t* res) {
+                      const char* own, char* into, const char* what, ncclResult_t* res) {
   const size_t bytes = w.count * dtypeSize(w.type);
   Connection* sc = backend.view().connection(channel, peer, true);
   Connection* rc = backend.view().connection(channel, peer, false);
@@ -41,20 +55,11 @@ bool exchangeWithPeer(HostBackend& backend, int channel, int peer, const CollWor
   FifoView& sf = sc->view;
   FifoView& rf = rc->view;
   if (!sendSlotFree(sf)) return false;
-  if (ll) {
-    writeLLSlot(sf, own, bytes);
-    publishTailUnfenced(sf, fifoStepInfo(divUp(bytes, kLLWordPayload) * sizeof(LLWord), true));
-  } else {
-    std::memcpy(sf.simpleSlot(sf.step), own, bytes);
-    publishTailUnfenced(sf, fifoStepInfo(bytes, false));
-  }
+  sendStepUnfenced(sf, own, bytes, ll);
   wakeIfSleeping(sf.tail);  // a sleeper that settled earlier; the fenced check follows
   const int spin = backend.waitPolicy().spinCount;
   for (int i = 0; i <= spin; ++i) {
-    const bool arrived = ll ? tryReadLL(rf, bytes, into) : simpleDataReady(rf);
-    if (arrived) {
-      if (!ll) std::memcpy(into, rf.simpleSlot(rf.step), bytes);
-      releaseHeadUnfenced(rf);
+    if (recvStepUnfenced(rf, bytes, into, ll)) {
       std::atomic_thread_fence(std::memory_order_seq_cst);
       wakeIfSleeping(sf.tail);
       wakeIfSleeping(rf.head);
@@ -67,17 +72,8 @@ bool exchangeWithPeer(HostBackend& backend, int channel, int peer, const CollWor
   wakeIfSleeping(sf.tail);
   std::vector<P2pWork>& works = backend.oneShotWorks();
   works.resize(1);
-  P2pWork& p = works[0];
-  p.isSend = false;
-  p.peer = peer;
-  p.proto = ll ? kProtoLL : kProtoSimple;
-  p.type = w.type;
-  p.sendbuff = nullptr;
-  p.recvbuff = into;
-  p.chanOffset = 0;
-  p.chanCount = w.count;
-  p.chunkElems = chunkElems;
-  *res = backend.runP2pBatch(channel, works, collApiName(w.func, "ncclAllReduce"));
+  setTransfer(works[0], false, peer, w, ll, chunkElems, own, into);
+  *res = backend.runP2pBatch(channel, works, what);
   return true;
 }
 
@@ -107,33 +103,22 @@ ncclResult_t hostOneShotAllReduce(HostBackend& backend, int channel, const CollW
 
   const bool ll = bytes <= kOneShotLLMaxBytes;
   const size_t chunkElems = ll ? backend.chunkElems(kProtoLL, dtypeSize(w.type)) : w.chunkElems;
+  const char* what = collApiName(w.func, "ncclAllReduce");
   ncclResult_t exchanged;
-  if (n == 2 && exchangeWithPeer(backend, channel, 1 - me, w, ll, chunkElems, own, slot(1 - me), &exchanged)) {
-    ACCL_CHECK(exchanged);
+  if (n == 2 && exchangeWithPeer(backend, channel, 1 - me, w, ll, chunkElems, own, slot(1 - me), what, &exchanged)) {
     backend.noteScratchBytes();
-    return reduceBuffers(out, contribution(0), contribution(1), w.count, w.type, w.op, kPostOp);
-  }
-  // Filled field by field in place: a temporary copied in was a store-forwarding stall per entry.
-  std::vector<P2pWork>& works = backend.oneShotWorks();
-  works.resize(2 * static_cast<size_t>(n - 1));
-  size_t i = 0;
-  for (int r = 0; r < n; ++r) {
-    if (r == me) continue;
-    for (bool isSend : {true, false}) {
-      P2pWork& p = works[i++];
-      p.isSend = isSend;
-      p.peer = r;
-      p.proto = ll ? kProtoLL : kProtoSimple;
-      p.type = w.type;
-      p.sendbuff = own;
-      p.recvbuff = slot(r);
-      p.chanOffset = 0;
-      p.chanCount = w.count;
-      p.chunkElems = chunkElems;
+    ACCL_CHECK(exchanged);
+  } else {
+    std::vector<P2pWork>& works = backend.oneShotWorks();
+    works.resize(2 * static_cast<size_t>(n - 1));
+    size_t i = 0;
+    for (int r = 0; r < n; ++r) {
+      if (r == me) continue;
+      for (bool isSend : {true, false}) setTransfer(works[i++], isSend, r, w, ll, chunkElems, own, slot(r));
     }
+    backend.noteScratchBytes();
+    ACCL_CHECK(backend.runP2pBatch(channel, works, what));
   }
-  backend.noteScratchBytes();
-  ACCL_CHECK(backend.runP2pBatch(channel, works, collApiName(w.func, "ncclAllReduce")));
 
   // Reduce in rank order, so every rank gets bit-identical results, straight into the output.
   if (n == 1) {

@@ -65,27 +65,15 @@ bool tryStep(Transfer& t) {
     if (!sendSlotFree(f)) return false;
     const char* from = static_cast<const char*>(w.sendbuff) + off;
     const size_t min = t.conn->userSendRegisteredOnly && t.userReg.id == 0 ? 0 : t.conn->userSendMinBytes;
-    if (ll) {
-      writeLLSlot(f, from, n * elem);
-      publishTailUnfenced(f, fifoStepInfo(divUp(n * elem, kLLWordPayload) * sizeof(LLWord), true));
-      wakeSettledSleeper(t, f.tail);
-    } else if (min > 0 && n * elem >= min) {
+    if (!ll && min > 0 && n * elem >= min) {
       publishUserSend(f, from, n * elem, t.userReg);
       t.userSendsHead = f.step;
     } else {
-      if (n) std::memcpy(f.simpleSlot(f.step), from, n * elem);
-      publishTailUnfenced(f, fifoStepInfo(n * elem, false));
+      sendStepUnfenced(f, from, n * elem, ll);
       wakeSettledSleeper(t, f.tail);
     }
   } else {
-    char* dst = static_cast<char*>(w.recvbuff) + off;
-    if (ll) {
-      if (!tryReadLL(f, n * elem, dst)) return false;
-    } else {
-      if (!simpleDataReady(f)) return false;
-      if (n) std::memcpy(dst, f.simpleSlot(f.step), n * elem);
-    }
-    releaseHeadUnfenced(f);
+    if (!recvStepUnfenced(f, n * elem, static_cast<char*>(w.recvbuff) + off, ll)) return false;
     wakeSettledSleeper(t, f.head);
   }
   t.done += n;
