@@ -4,8 +4,9 @@
 // runs now (or ran last).
 //
 // Writers are the rank's own threads: core/comm/comm_init.cc fills the identity from plain data once,
-// at add time, and the launch path (core/engine/launch_record.h) writes the activity twice per launch,
-// without a lock (a sequence lock that readers retry on). Nothing here reads a communicator: its handle is only a key.
+// at add time, and the launch path (core/engine/launch_record.h) writes the activity twice per
+// launch, without a lock (a sequence lock that readers retry on). Nothing here reads a
+// communicator: its handle is only a key.
 // Readers copy records and format them without holding any lock, so a slow client never holds up
 // a collective; a reader that needs a communicator's own words (ras/ras_snapshot.h) reads them in
 // rasListComms's callback, under the table lock that removal takes before the communicator goes

@@ -58,7 +58,7 @@ class SeqPublished {
       if (now - unchangedSince > std::chrono::seconds(1)) break;
       std::this_thread::yield();
     }
-  T out;
+    T out;
     std::memcpy(&out, w, sizeof(T));
     return out;
   }

@@ -89,6 +89,15 @@ ncclResult_t foundError(const char* call, const ncclComm* comm, Found f) {
               p);
 }
 
+// With the mutex held: whether the closer gave up waiting (handleDropped) and the holder leaving
+// now was the last one, so it must free the communicator; marks the freeing as begun.
+bool lastHolderTearsLocked(CommLifetime& life) {
+  if (!life.closing || !life.handleDropped || life.active != 0 || life.fastActive.load() != 0 || life.tearing)
+    return false;
+  life.tearing = true;
+  return true;
+}
+
 // Called with the mutex held once the object is unreferenced and torn down.
 void forgetLocked(ncclComm* comm) {
   Registry& r = reg();
@@ -130,9 +139,7 @@ void drop(ncclComm* comm, bool active) {
       reg().left.notify_all();  // closers wait for 0, revoke for its own holds (cheap without waiters)
     }
     comm->life.refs--;
-    if (comm->life.closing && comm->life.handleDropped && comm->life.active == 0 &&
-        comm->life.fastActive.load() == 0 && !comm->life.tearing) {
-      comm->life.tearing = true;  // the closer gave up waiting: the last holder frees
+    if (lastHolderTearsLocked(comm->life)) {
       tear = true;
     } else if (comm->life.refs == 0 && comm->life.tornDown) {
       forgetLocked(comm);
@@ -159,10 +166,7 @@ void leaveFast(ncclComm* comm) {
   {
     std::lock_guard<std::mutex> lock(reg().mutex);
     reg().left.notify_all();
-    if (life.closing && life.handleDropped && life.active == 0 && life.fastActive.load() == 0 && !life.tearing) {
-      life.tearing = true;
-      tear = true;
-    }
+    tear = lastHolderTearsLocked(life);
   }
   if (tear) tearDown(comm);
 }

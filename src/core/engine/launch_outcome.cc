@@ -13,11 +13,17 @@
 
 namespace accl {
 
-ncclResult_t checkStillRunnable(ncclComm* comm, const char* call) {
+bool revokedOrFailed(const ncclComm* comm) {
   const CommState state = comm->state.load();
-  if (state == CommState::Revoked || state == CommState::Failed)
+  return state == CommState::Revoked || state == CommState::Failed;
+}
+
+ncclResult_t checkStillRunnable(ncclComm* comm, const char* call) {
+  if (revokedOrFailed(comm)) {
+    const CommState state = comm->state.load();
     return fail(ncclInvalidUsage, "%s: comm %p was %s before the group ended; its queued operations were dropped",
                 call, static_cast<void*>(comm), state == CommState::Revoked ? "revoked" : "failed");
+  }
   return ncclSuccess;
 }
 

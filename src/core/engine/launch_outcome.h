@@ -16,8 +16,10 @@ struct ncclComm;
 
 namespace accl {
 
-// ncclInvalidUsage, naming `call`, when `comm` was revoked or failed after its operations were
-// checked (another thread, ncclCommRevoke, a shrink with NCCL_SHRINK_ABORT).
+// Whether `comm` was revoked or failed after its operations were checked (another thread,
+// ncclCommRevoke, a shrink with NCCL_SHRINK_ABORT).
+bool revokedOrFailed(const ncclComm* comm);
+// ncclInvalidUsage, naming `call`, when revokedOrFailed(comm).
 ncclResult_t checkStillRunnable(ncclComm* comm, const char* call);
 
 // The whole operation's size as the tuner counts it (x nranks for AllGather / ReduceScatter).

@@ -33,8 +33,7 @@ bool runLoneColl(ncclComm* comm, const CollCall& c, const DevRedOp& op, ncclResu
   CommEngine& e = *comm->engine;
   if (inGroup() || c.config != nullptr || c.count == 0 || e.profiler || !e.backend->runsLoneColls()) return false;
   if (e.activity && e.activity->checkCollectives) return false;
-  const CommState state = comm->state.load();
-  if (state == CommState::Revoked || state == CommState::Failed) return false;  // the general path says why
+  if (revokedOrFailed(comm)) return false;  // the general path says why
   // From here to the end no suspend can release the connections or the scratch.
   GateScope gate(e.gate, c.name);
   if (gate.result() != ncclSuccess) return false;
