@@ -18,7 +18,6 @@
 #include "core/engine/launch_outcome.h"
 #include "core/engine/launch_record.h"
 #include "core/engine/lone_coll.h"
-#include "core/liveness/liveness.h"
 #include "core/engine/plan.h"
 #include "device/common/dtypes.h"
 #include "util/check.h"
