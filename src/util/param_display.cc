@@ -16,7 +16,7 @@ struct UnsetMeaning {
 };
 constexpr UnsetMeaning kUnsetMeanings[] = {
     {"ACCL_BACKEND", "auto: cuda when built with CUDA and a GPU is visible, else host"},
-    {"NCCL_BUFFSIZE", "NCCL default: 4 MiB; host backend: 1 MiB"},
+    {"NCCL_BUFFSIZE", "NCCL default: 4 MiB; host backend: 1 MiB, 4 MiB across hosts"},
     {"NCCL_LL_BUFFSIZE", "NCCL default: 512 KiB; host backend: 256 KiB"},
     {"NCCL_LL128_BUFFSIZE", "NCCL default: 4800 KiB; host backend: no LL128 slots"},
     {"NCCL_NTHREADS", "NCCL default: 512"},

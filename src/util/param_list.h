@@ -171,7 +171,8 @@ ACCL_PARAM(NCCL_IB_PCI_RELAXED_ORDERING, Int, "2",
 ACCL_PARAM(NCCL_MIN_NCHANNELS, Int, "0", "Minimum number of channels (host backend: worker threads per rank).")
 ACCL_PARAM(NCCL_MAX_NCHANNELS, Int, "0", "Maximum number of channels (0: no limit beyond the backend's own).")
 ACCL_PARAM(NCCL_BUFFSIZE, Int, "-2",
-           "Bytes of Simple-protocol FIFO per connection (default: 4 MiB on GPUs, 1 MiB on the host backend).")
+           "Bytes of Simple-protocol FIFO per connection (default: 4 MiB on GPUs; host backend: 1 MiB, 4 MiB in a "
+           "communicator that spans hosts).")
 ACCL_PARAM(NCCL_LL_BUFFSIZE, Int, "-2",
            "Bytes of LL-protocol FIFO per connection (half is payload; default 256 KiB on the host backend).")
 ACCL_PARAM(NCCL_LL128_BUFFSIZE, Int, "-2",

@@ -7,6 +7,8 @@
 //                                                to every listening port (net_wire_attacker.cc)
 //   net_matrix_rank zerocopy                     collectives whose large steps go from the user's
 //                                                buffers to the network (net_zero_copy_rank.cc)
+//   net_matrix_rank steps                        step sizes across hosts: small, in-between and whole
+//                                                512 KiB slots (net_steps_rank.cc)
 //   net_matrix_rank crypt wire|key|missing|plaintext  encrypted runs (net_crypt_rank.cc)
 // Exit status: 0 when every check passed, 1 when one failed (a line per failure), 2 on bad usage.
 #include "netns/net_matrix_rank.h"
@@ -140,8 +142,9 @@ int main(int argc, char** argv) {
   if (mode == "fault" && (arg == "linkdown" || arg == "qperror" || arg == "kill")) return runFaultMode(me, arg);
   if (mode == "attack") return runAttackMode(me);
   if (mode == "zerocopy") return runZeroCopyMode(me);
+  if (mode == "steps") return runStepsMode(me);
   if (mode == "crypt") return runCryptMode(me, arg);
-  std::fprintf(stderr, "usage: %s matrix [all|allreduce] | fault linkdown|qperror|kill | attack | zerocopy | crypt KIND\n",
+  std::fprintf(stderr, "usage: %s matrix [all|allreduce] | fault linkdown|qperror|kill | attack | zerocopy | steps | crypt KIND\n",
                argv[0]);
   return 2;
 }

@@ -58,6 +58,7 @@ int runMatrixMode(const MhRank& me, const std::string& which);  // which: "all" 
 int runFaultMode(const MhRank& me, const std::string& kind);     // linkdown | qperror | kill
 int runAttackMode(const MhRank& me);
 int runZeroCopyMode(const MhRank& me);  // large steps sent from the user's buffers
+int runStepsMode(const MhRank& me);     // step sizes of a communicator across hosts
 int runCryptMode(const MhRank& me, const std::string& kind);  // wire | key | missing | plaintext
 
 }  // namespace accl::test

@@ -9,9 +9,10 @@
 #   NetWire.Socket.Attack     junk, wrong magic and silent connections to every listening port
 #   NetZeroCopy.<net>.H<h>P<p>  large steps sent straight from the user's buffers (net_zero_copy_rank.cc);
 #                               over IB and the v6 plugin only from ncclCommRegister'd ones
+#   NetSteps.<net>.H<h>P<p>   the default FIFO across hosts: small, in-between and whole-slot steps
 set(ACCL_COLL_DIR ${PROJECT_SOURCE_DIR}/tests/mp)
 add_executable(net_matrix_rank net_matrix_rank.cc net_matrix_cases.cc net_fault_rank.cc net_wire_attacker.cc
-                               net_zero_copy_rank.cc
+                               net_zero_copy_rank.cc net_steps_rank.cc
                                net_crypt_rank.cc
                                ${ACCL_COLL_DIR}/collective_types.cc ${ACCL_COLL_DIR}/collective_expect.cc
                                ${ACCL_COLL_DIR}/collective_call.cc ${ACCL_COLL_DIR}/collective_runner.cc)
@@ -117,6 +118,22 @@ foreach(shape 2x1 2x2)
                          -- env ${ACCL_NM_ENV_IB} NCCL_DEBUG=INFO NCCL_DEBUG_SUBSYS=INIT,NET NCCL_BUFFSIZE=65536
                          ACCL_NET_ZERO_COPY_MIN=4096 $<TARGET_FILE:net_matrix_rank> zerocopy)
   endif()
+endforeach()
+
+# Steps: at the defaults a communicator across hosts gets 4 MiB FIFOs (the INIT line says so) and
+# cuts each item into steps by its share per rank; every element of every case is checked. The
+# engine's cut is the same over every network: IB runs the 2x1 shape only (2x2 takes 25 s).
+foreach(net ${ACCL_NM_NETS})
+  foreach(p 1 2)
+    if(NOT net STREQUAL "Socket" AND p EQUAL 2)
+      continue()
+    endif()
+    set(h 2)
+    accl_net_matrix_test(NetSteps.${net}.H${h}P${p} ${net} ${h} ${p}
+                         -g "Simple FIFO of 4096 KiB per connection .8 steps of 512 KiB, the communicator spans hosts"
+                         -- env ${ACCL_NM_ENV_${net}} NCCL_DEBUG=INFO NCCL_DEBUG_SUBSYS=INIT
+                         $<TARGET_FILE:net_matrix_rank> steps)
+  endforeach()
 endforeach()
 
 # tests/netns/bench_net.sh's raw TCP measurement (a tool, not a test).

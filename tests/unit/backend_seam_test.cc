@@ -11,6 +11,7 @@
 #include <thread>
 #include <vector>
 
+#include "backend/host/host_backend.h"
 #include "core/engine/backend.h"
 #include "core/comm/comm.h"
 #include "core/comm/comm_memory.h"
@@ -18,6 +19,7 @@
 #include "core/engine/plan_pool.h"
 #include "device/device_probe.h"
 #include "nccl.h"
+#include "support/scoped_env.h"
 
 namespace accl {
 namespace {
@@ -166,7 +168,9 @@ class HeldBackend final : public CommBackend {
   FifoLayout fifoLayout() const override { return real_->fifoLayout(); }
   ncclResult_t start() override { return ncclSuccess; }
   void attachHealth(std::shared_ptr<const CommHealth>, const uint64_t*, int) override {}
-  size_t chunkElems(ProtoId proto, size_t elemSize) const override { return real_->chunkElems(proto, elemSize); }
+  size_t chunkElems(ProtoId proto, size_t elemSize, size_t rankBytes) const override {
+    return real_->chunkElems(proto, elemSize, rankBytes);
+  }
   bool launchBlocks() const override { return false; }
   std::unique_ptr<CostModel> costModel(TunerTopo* topo, int nChannels, int cpus) const override {
     return real_->costModel(topo, nChannels, cpus);
@@ -217,10 +221,12 @@ TEST(BackendSeam, HostCommunicatorUsesTheHostBackend) {
   EXPECT_EQ(b.query(), ncclSuccess);
   EXPECT_EQ(b.wait(), ncclSuccess);
   EXPECT_EQ(b.asyncError(), ncclSuccess);
-  // One Simple step of the host FIFO carries whole elements, the same for every element size.
-  const size_t floats = b.chunkElems(kProtoSimple, 4);
-  EXPECT_GT(floats, 0u);
-  EXPECT_EQ(b.chunkElems(kProtoSimple, 8), floats / 2);
+  // One Simple step of the host FIFO carries whole elements, the same for every element size;
+  // on one host every item takes whole 128 KiB slots.
+  const size_t floats = b.chunkElems(kProtoSimple, 4, 64 << 20);
+  EXPECT_EQ(floats, (128u << 10) / 4);
+  EXPECT_EQ(b.chunkElems(kProtoSimple, 8, 64 << 20), floats / 2);
+  EXPECT_EQ(b.chunkElems(kProtoSimple, 4, 1000), floats);
   EXPECT_TRUE(b.runsLoneColls());
   // The host backend runs each launch to the end on the caller: its plan is back in the pool.
   // A call inside a group gets a plan; a lone call (core/engine/lone_coll.h) takes none.
@@ -247,6 +253,35 @@ TEST(BackendSeam, HostCommunicatorUsesTheHostBackend) {
 
 // Issue 18 fault 8 raised kMaxChannels to 32 for the CUDA backend; the host backend's channels
 // are threads and stay at one by default and at most 16, however many are asked for.
+
+// Slots larger than the one-host step (across hosts by default) are filled only by items whose
+// share per rank fills the FIFO; smaller ones step at 128 KiB, larger ones in between take an
+// eighth of their share (4 KiB multiples). A FIFO size the user set keeps whole slots.
+TEST(BackendSeam, HostStepsFitItemsThatDoNotFillLargeSlots) {
+  constexpr size_t kSlot = 512u << 10;
+  EXPECT_EQ(hostSimpleStepBytes(kSlot, 64u << 20, true), kSlot);
+  EXPECT_EQ(hostSimpleStepBytes(kSlot, 4u << 20, true), kSlot);
+  EXPECT_EQ(hostSimpleStepBytes(kSlot, 2u << 20, true), 256u << 10);
+  EXPECT_EQ(hostSimpleStepBytes(kSlot, (2u << 20) + 32767, true), 256u << 10);
+  EXPECT_EQ(hostSimpleStepBytes(kSlot, (3u << 20) + 1, true), 384u << 10);
+  EXPECT_EQ(hostSimpleStepBytes(kSlot, 1u << 20, true), 128u << 10);
+  EXPECT_EQ(hostSimpleStepBytes(kSlot, 0, true), 128u << 10);
+  EXPECT_EQ(hostSimpleStepBytes(kSlot, 1000, false), kSlot);
+  EXPECT_EQ(hostSimpleStepBytes(64u << 10, 64u << 20, true), 64u << 10);  // never over a slot
+  EXPECT_EQ(hostSimpleStepBytes(64u << 10, 0, true), 64u << 10);
+
+  // NCCL_BUFFSIZE set: whole slots for every item, as the CUDA backend cuts them.
+  test::ScopedEnvVar buff("NCCL_BUFFSIZE", "4194304");
+  ncclComm_t comm = nullptr;
+  ASSERT_EQ(ncclCommInitAll(&comm, 1, nullptr), ncclSuccess);
+  CommBackend& b = *comm->engine->backend;
+  EXPECT_EQ(b.chunkElems(kProtoSimple, 4, 64 << 20), kSlot / 4);
+  EXPECT_EQ(b.chunkElems(kProtoSimple, 4, 0), kSlot / 4);
+  EXPECT_EQ(b.chunkElems(kProtoSimple, 8, 1 << 20), kSlot / 8);
+  // LL steps are the LL slots', whatever the item.
+  EXPECT_EQ(b.chunkElems(kProtoLL, 4, 64 << 20), b.chunkElems(kProtoLL, 4, 0));
+  EXPECT_EQ(ncclCommDestroy(comm), ncclSuccess);
+}
 TEST(BackendSeam, HostChannelsStayAtSixteenWhateverIsAsked) {
   for (const char* v : {"NCCL_MIN_NCHANNELS", "NCCL_MAX_NCHANNELS"}) unsetenv(v);
   std::unique_ptr<CommBackend> host;

@@ -37,7 +37,7 @@ TEST(ParamDisplay, UnsetShowsWhatApplies) {
   test::ScopedEnvVar noConf("NCCL_CONF_FILE", "/nonexistent/accl-param-display.conf");
   test::ScopedEnvVar a("NCCL_BUFFSIZE", nullptr), b("NCCL_COMM_BLOCKING", nullptr), c("ACCL_HOST_SPIN", nullptr),
       d("NCCL_COMM_ID", nullptr), e("NCCL_NTHREADS", nullptr);
-  EXPECT_EQ(shown("NCCL_BUFFSIZE"), "unset (NCCL default: 4 MiB; host backend: 1 MiB)");
+  EXPECT_EQ(shown("NCCL_BUFFSIZE"), "unset (NCCL default: 4 MiB; host backend: 1 MiB, 4 MiB across hosts)");
   EXPECT_EQ(shown("NCCL_NTHREADS"), "unset (NCCL default: 512)");
   EXPECT_EQ(shown("NCCL_COMM_BLOCKING"), "unset (ncclConfig_t decides)");
   EXPECT_EQ(shown("ACCL_HOST_SPIN").rfind("unset (auto: ", 0), 0u) << shown("ACCL_HOST_SPIN");

@@ -290,7 +290,8 @@ void CudaBackend::attachHealth(std::shared_ptr<const CommHealth> health, const u
   health_ = std::move(health);
 }
 
-size_t CudaBackend::chunkElems(ProtoId proto, size_t elemSize) const {
+size_t CudaBackend::chunkElems(ProtoId proto, size_t elemSize, size_t /*rankBytes*/) const {
+  // Whole slots whatever the item's size (NCCL shrinks a small collective's chunks; not here yet).
   PrimsConn c;
   c.simpleSlotBytes = layout_.simpleSlotBytes;
   c.llSlotWords = layout_.llSlotWords;

@@ -66,7 +66,7 @@ class CudaBackend final : public CommBackend {
   FifoLayout fifoLayout() const override;
   ncclResult_t start() override;
   void attachHealth(std::shared_ptr<const CommHealth> health, const uint64_t* opCount, int rank) override;
-  size_t chunkElems(ProtoId proto, size_t elemSize) const override;
+  size_t chunkElems(ProtoId proto, size_t elemSize, size_t rankBytes) const override;
   bool launchBlocks() const override { return false; }
   std::unique_ptr<CostModel> costModel(TunerTopo* topo, int nChannels, int cpus) const override;
   ncclResult_t publishConnections(int channel, const ChannelLinks& links) override;

@@ -23,6 +23,12 @@
 
 namespace accl {
 
+// The Simple step, in bytes, of a host work item whose channel moves `rankBytes` per rank, over
+// slots of `slotBytes`: whole slots, or with `fitToItem` (NCCL_BUFFSIZE unset: across hosts the
+// slots are 512 KiB) an eighth of the share when that is less, in 4 KiB multiples, never under the
+// one-host step (kHostSimpleBuffBytes / kFifoSteps, 128 KiB) nor over a slot.
+size_t hostSimpleStepBytes(size_t slotBytes, size_t rankBytes, bool fitToItem);
+
 class HostBackend final : public CommBackend {
  public:
   explicit HostBackend(EngineView view);
@@ -32,7 +38,7 @@ class HostBackend final : public CommBackend {
   FifoLayout fifoLayout() const override;
   ncclResult_t start() override;
   void attachHealth(std::shared_ptr<const CommHealth> health, const uint64_t* opCount, int rank) override;
-  size_t chunkElems(ProtoId proto, size_t elemSize) const override;
+  size_t chunkElems(ProtoId proto, size_t elemSize, size_t rankBytes) const override;
   bool launchBlocks() const override { return true; }
   std::unique_ptr<CostModel> costModel(TunerTopo* topo, int nChannels, int cpus) const override;
   ncclResult_t publishConnections(int, const ChannelLinks&) override { return ncclSuccess; }
@@ -68,6 +74,7 @@ class HostBackend final : public CommBackend {
  private:
   EngineView view_;
   WaitPolicy wait_;
+  bool fitSteps_ = true;  // hostSimpleStepBytes' fitToItem: NCCL_BUFFSIZE unset
   ChannelWorkers workers_;
   std::vector<char> oneShotScratch_;
   std::vector<P2pWork> oneShotWorks_;

@@ -102,7 +102,7 @@ ncclResult_t hostOneShotAllReduce(HostBackend& backend, int channel, const CollW
   auto contribution = [&](int r) -> const char* { return r == me ? own : slot(r); };
 
   const bool ll = bytes <= kOneShotLLMaxBytes;
-  const size_t chunkElems = ll ? backend.chunkElems(kProtoLL, dtypeSize(w.type)) : w.chunkElems;
+  const size_t chunkElems = ll ? backend.chunkElems(kProtoLL, dtypeSize(w.type), 0) : w.chunkElems;
   const char* what = collApiName(w.func, "ncclAllReduce");
   ncclResult_t exchanged;
   if (n == 2 && exchangeWithPeer(backend, channel, 1 - me, w, ll, chunkElems, own, slot(1 - me), what, &exchanged)) {

@@ -20,6 +20,7 @@
 
 #include "backend/host/host_backend.h"
 #include "core/engine/plan.h"
+#include "device/common/dtypes.h"
 #include "profiler/comm_profiler.h"
 #include "util/time.h"
 
@@ -72,22 +73,24 @@ class ProxyOpEvents {
     if (!p.wants(prof::kProxyOp | prof::kProxyStep | prof::kNetPlugin)) return;
     if (!item.isColl) {
       for (size_t i = 0; i < item.p2p.size() && i < item.p2pEvents.size(); ++i)
-        begin(item.p2p[i].peer, item.p2p[i].isSend, item.p2pEvents[i]);
+        begin(item.p2p[i].peer, item.p2p[i].isSend, item.p2pEvents[i],
+              item.p2p[i].chunkElems * dtypeSize(item.p2p[i].type));
       return;
     }
+    const size_t chunk = item.coll.chunkElems * dtypeSize(item.coll.type);
     const ChannelPeers& peers = b.view().channel(channel);
     const RingView ring = peers.ringView();
     if (item.oneShot) {
       for (int r = 0; r < ring.nranks; ++r)
-        if (r != b.view().facts().rank) begin(r, true, item.profEvent), begin(r, false, item.profEvent);
+        if (r != b.view().facts().rank) begin(r, true, item.profEvent, chunk), begin(r, false, item.profEvent, chunk);
     } else if (item.coll.algo == kAlgoTree) {
       for (int i = -1; i < kMaxTreeChildren; ++i) {  // the parent, then each child
         const int peer = i < 0 ? peers.tree.up : peers.tree.down[i];
-        if (peer >= 0) begin(peer, true, item.profEvent), begin(peer, false, item.profEvent);
+        if (peer >= 0) begin(peer, true, item.profEvent, chunk), begin(peer, false, item.profEvent, chunk);
       }
     } else if (ring.nranks > 1) {
-      begin(ring.rankAt(ring.index + 1), true, item.profEvent);
-      begin(ring.rankAt(ring.index + ring.nranks - 1), false, item.profEvent);
+      begin(ring.rankAt(ring.index + 1), true, item.profEvent, chunk);
+      begin(ring.rankAt(ring.index + ring.nranks - 1), false, item.profEvent, chunk);
     }
   }
   // The item has run: each end's ProxyOp covers the steps up to the end's counter now.
@@ -101,7 +104,8 @@ class ProxyOpEvents {
     thread_local std::vector<Connection*> e;
     return e;
   }
-  void begin(int peer, bool isSend, void* parent) {
+  // chunkBytes: the bytes per step of the item (its chunk), the ProxyOp's chunkSize.
+  void begin(int peer, bool isSend, void* parent, size_t chunkBytes) {
     Connection* c = b_.view().connection(channel_, peer, isSend);
     if (!parent || !c || !c->transport) return;
     if (!(isSend ? c->transport->send.proxyProgress : c->transport->recv.proxyProgress)) return;
@@ -114,7 +118,7 @@ class ProxyOpEvents {
     e.d.proxyOp.channelId = static_cast<uint8_t>(channel_);
     e.d.proxyOp.peer = peer;
     e.d.proxyOp.nSteps = 0;  // not known before the schedule has run (docs/profiler.md)
-    e.d.proxyOp.chunkSize = static_cast<int>(c->view.layout.simpleSlotBytes);
+    e.d.proxyOp.chunkSize = static_cast<int>(chunkBytes);
     e.d.proxyOp.isSend = isSend ? 1 : 0;
     void* h = p_.start(e);
     if (!h) return;

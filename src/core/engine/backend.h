@@ -63,9 +63,11 @@ class CommBackend {
   virtual void attachHealth(std::shared_ptr<const CommHealth> health, const uint64_t* opCount, int rank) = 0;
 
   // --- Planning (enqueue) ---
-  // Largest number of elements of `elemSize` bytes one FIFO step of `proto` carries: the chunk
-  // of every work item (the tuner's chunk logic asks the same question).
-  virtual size_t chunkElems(ProtoId proto, size_t elemSize) const = 0;
+  // Elements of `elemSize` bytes per FIFO step of `proto` (at most a slot's): the chunk of a
+  // work item whose channel moves `rankBytes` per rank (a collective: its bytes / channels /
+  // ranks; a transfer: its bytes / channels). A backend may step below its slots for an item too
+  // small to fill them (host: across hosts); every rank gets the same answer for the same item.
+  virtual size_t chunkElems(ProtoId proto, size_t elemSize, size_t rankBytes) const = 0;
   // Whether launch() blocks until the plan has run. A group over several communicators driven
   // by one thread then needs a thread per communicator (their plans wait on each other).
   virtual bool launchBlocks() const = 0;

@@ -105,10 +105,10 @@ Connection::~Connection() {
   if (transport && resources) transport->side(side).free(this);
 }
 
-FifoLayout ConnectionTable::hostLayout() {
+FifoLayout ConnectionTable::hostLayout(bool acrossHosts) {
   int64_t buff = paramInt("NCCL_BUFFSIZE");
   int64_t ll = paramInt("NCCL_LL_BUFFSIZE");
-  if (buff <= 0) buff = 1 << 20;  // host default: 1 MiB of Simple slots per connection
+  if (buff <= 0) buff = static_cast<int64_t>(acrossHosts ? kHostNetSimpleBuffBytes : kHostSimpleBuffBytes);
   if (ll <= 0) ll = 256 << 10;    // host default: 256 KiB of LL slots (half is payload)
   FifoLayout layout;
   layout.simpleSlotBytes = static_cast<size_t>(buff) / kFifoSteps / 64 * 64;

@@ -34,6 +34,14 @@ struct Connection : ConnEnd {
   int peerPid = 0;  // 0 when the peer is in this process
 };
 
+// The host backend's Simple FIFO per connection when NCCL_BUFFSIZE is unset: 1 MiB (8 steps of
+// 128 KiB, cache-sized for shared-memory peers), 4 MiB (NCCL's size) in a communicator that spans
+// hosts. Over the network every step costs the proxy a wake-up or two and a few system calls:
+// 512 KiB steps took a 2-host 256 MiB all-reduce from 1.5 to 2.2 GB/s here (docs/multihost.md).
+// Small collectives still take 128 KiB steps (HostBackend::chunkElems).
+constexpr size_t kHostSimpleBuffBytes = size_t(1) << 20;
+constexpr size_t kHostNetSimpleBuffBytes = size_t(4) << 20;
+
 class ConnectionTable {
  public:
   ConnectionTable();
@@ -82,8 +90,9 @@ class ConnectionTable {
   int count() const { return count_.load(std::memory_order_relaxed); }
 
   // The FIFO layout this rank gives the connections it receives on (NCCL_BUFFSIZE,
-  // NCCL_LL_BUFFSIZE; host defaults when unset).
-  static FifoLayout hostLayout();
+  // NCCL_LL_BUFFSIZE; host defaults when unset: kHostSimpleBuffBytes, kHostNetSimpleBuffBytes for
+  // a communicator that spans hosts).
+  static FifoLayout hostLayout(bool acrossHosts);
 
   // The communicator's profiler plugin context (null: none), handed to each transport's state.
   prof::CommProfiler* profiler = nullptr;

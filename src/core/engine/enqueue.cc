@@ -170,7 +170,8 @@ ncclResult_t planColl(ncclComm* comm, Task& t, const LaunchEvents& events, Plan*
   if (events.prof)
     t.taskEvent = profStartColl(events, t.apiEvent, c, static_cast<uint32_t>(c.op), choice, nCh, seq,
                                 collBytes(comm, c), t.cfg.profilerTag);
-  const size_t chunk = e.backend->chunkElems(static_cast<ProtoId>(choice.proto), elem);
+  const size_t chunk =
+      e.backend->chunkElems(static_cast<ProtoId>(choice.proto), elem, collBytes(comm, c) / nCh / comm->nranks);
   for (int ch = 0; ch < nCh; ++ch) {
     PlanItem item;
     item.coll = collWorkFor(c, t.op, choice, ch, nCh, chunk);
@@ -226,7 +227,7 @@ ncclResult_t planP2p(ncclComm* comm, const std::vector<Task*>& batch, const Laun
       w.recvbuff = p.recvbuff;
       w.chanOffset = p.count * ch / nCh;
       w.chanCount = p.count * (ch + 1) / nCh - w.chanOffset;
-      w.chunkElems = e.backend->chunkElems(kProtoSimple, elem);
+      w.chunkElems = e.backend->chunkElems(kProtoSimple, elem, w.chanCount * elem);
       perChannel[ch].push_back(w);
       if (events.prof) perChannelEvents[ch].push_back(t->taskEvent);
     }

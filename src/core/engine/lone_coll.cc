@@ -51,8 +51,9 @@ bool runLoneColl(ncclComm* comm, const CollCall& c, const DevRedOp& op, ncclResu
   *res = record.start();
   if (*res != ncclSuccess) return true;
   noteCollPlanned(comm, c, choice, 1, /*configGiven=*/false, /*perCallAlgo=*/false, /*profilerTag=*/0);
-  const CollWork w = collWorkFor(c, op, choice, 0, 1, e.backend->chunkElems(static_cast<ProtoId>(choice.proto),
-                                                                           dtypeSize(c.type)));
+  const size_t chunk =
+      e.backend->chunkElems(static_cast<ProtoId>(choice.proto), dtypeSize(c.type), collBytes(comm, c) / comm->nranks);
+  const CollWork w = collWorkFor(c, op, choice, 0, 1, chunk);
   *res = settleLaunch(comm, c.name, e.backend->runLoneColl(w, oneShot));
   return true;
 }
