@@ -107,6 +107,14 @@ struct NetConnResources : TransportResources {
     NetMemHandle* mhandle;
   };
   std::vector<UserMr> userMrs;
+  // Receiver: the landing table its Prims fills (net_landing.h; null: no landings), the smallest
+  // step that may land, how many landings the proxy holds claimed, and the steps and bytes that
+  // landed.
+  std::unique_ptr<FifoLanding[]> landings;
+  size_t landMinBytes = 0;
+  int claimedLandings = 0;
+  uint64_t landedSteps = 0;
+  uint64_t landedBytes = 0;
 
   // Sender progress: steps [doneStep, postStep) are posted; postStep's header may be.
   // Receiver progress: steps [doneStep, postStep) have their payload posted (or none);
@@ -121,6 +129,7 @@ struct NetConnResources : TransportResources {
     NetRequest* data = nullptr;
     uint32_t info = 0;
     bool complete = false;
+    bool landed = false;  // receiver: posted into the user's buffer (a claimed landing)
     void* profEvent = nullptr;  // its ProxyStep event (null: none)
   } steps[kFifoSteps];
 

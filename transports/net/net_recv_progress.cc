@@ -3,7 +3,8 @@
 // local head copy + kFifoSteps > step) — posts the receive of its bytes into the Simple slot or
 // an LL bounce slot, and receives the next header. Steps complete in order: an LL step is copied
 // into its LL slot with 8-byte atomic stores (no torn flag/data word), then tail = step + 1 is
-// published locally, which the receiver's Prims waits on.
+// published locally, which the receiver's Prims waits on. A Simple step whose receiver asked for it
+// to land in its own buffer goes there instead of the slot (net_landing.h).
 #include <atomic>
 #include <cstdio>
 #include <cstring>
@@ -11,6 +12,7 @@
 #include "device/common/fifo_signal.h"
 #include "transports/net/net_conn.h"
 #include "transports/net/net_drive_order.h"
+#include "transports/net/net_landing.h"
 #include "util/check.h"
 #include "util/log.h"
 
@@ -49,6 +51,7 @@ ncclResult_t postPayload(NetConnResources* r, uint64_t s, bool* posted) {
     st.hdr = st.data = nullptr;
     st.info = h.info;
     st.complete = true;
+    st.landed = false;
     if (r->prof) netProfileStepBegin(r, s, 0);
     *posted = true;
     return ncclSuccess;
@@ -58,16 +61,21 @@ ncclResult_t postPayload(NetConnResources* r, uint64_t s, bool* posted) {
   void* profHandle = r->prof ? netProfileStepBegin(r, s, bytes) : nullptr;
   void* data = ll ? static_cast<void*>(r->bounceSlot(s)) : static_cast<void*>(r->simpleSlot(s));
   size_t size = capacity;
+  // Straight into the user's buffer when the receiver already asked for this step there.
+  const bool landed = !ll && netClaimLanding(r, s, bytes, &data);
+  if (landed) size = bytes;
   int tag = kNetDataTag;
   NetRequest* req = nullptr;
   ncclResult_t res = r->net->irecvProfiled(r->recvComm, 1, &data, &size, &tag, &r->mhandle,
                                            profHandle ? &profHandle : nullptr, &req);
+  if (landed && (res != ncclSuccess || !req)) netUnclaimLanding(r, s);
   if (res != ncclSuccess) return r->failWith(res, "posting a step's receive");
   if (!req) return ncclSuccess;
   st.hdr = nullptr;
   st.data = req;
   st.info = h.info;
   st.complete = false;
+  st.landed = landed;
   *posted = true;
   return ncclSuccess;
 }
@@ -76,6 +84,8 @@ ncclResult_t postPayload(NetConnResources* r, uint64_t s, bool* posted) {
 
 ncclResult_t netRecvProgress(NetConnResources* r, bool* progressed) {
   if (r->failed) return ncclRemoteError;
+  if (netLandingWithdrawn(r))  // its rank gave up a step that is landing in its buffer
+    return r->failWith(ncclRemoteError, "its rank gave up waiting for a step landing in the user's buffer");
   // Headers and payload receives, in the order the sender sent them.
   for (int round = 0; round < kFifoSteps && !r->peerLeft; ++round) {
     const uint64_t s = r->postStep;
@@ -127,10 +137,15 @@ ncclResult_t netRecvProgress(NetConnResources* r, bool* progressed) {
       if (size != kNetSizeUnknown && size != bytes)
         return r->failWith(ncclRemoteError, "a step's data does not match its header's size");
       if (st.info & kFifoStepLL) landLL(r, s, bytes);
+      if (st.landed) netLandingDone(r, s, bytes);
       st.complete = true;
     }
     r->doneStep++;
     FifoCounter* tail = r->tail();
+    // With landings the receiver learns from the step info whether the bytes are in its buffer.
+    if (r->landings)
+      std::atomic_ref<uint32_t>(tail->stepInfo[s % kFifoSteps])
+          .store(st.info | (st.landed ? kFifoStepLanded : 0u), std::memory_order_relaxed);
     counter(tail).store(r->doneStep, std::memory_order_seq_cst);
     wakeSleepers(tail->sleepers, tail->value);
     if (r->prof) netProfileStepDone(r, s);

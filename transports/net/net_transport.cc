@@ -18,6 +18,7 @@
 #include "transports/net/net_conn.h"
 #include "transports/net/net_context.h"
 #include "transports/net/net_drive_order.h"
+#include "transports/net/net_landing.h"
 #include "transports/net/net_user_send.h"
 #include "util/check.h"
 #include "util/log.h"
@@ -31,6 +32,7 @@ namespace accl {
 NetConnResources::~NetConnResources() {
   netProfileRetireAll(this);
   netLogUserSends(this);
+  netLogLandings(this);
   if (net) {
     if (sendComm) netReleaseUserMrs(this, 0, "as the connection closes");
     if (mhandle) net->deregMr(sendComm ? static_cast<void*>(sendComm) : static_cast<void*>(recvComm), mhandle);
@@ -74,6 +76,7 @@ ncclResult_t NetConnResources::failWith(ncclResult_t res, const char* what) {
     }
     closeCounters();
   }
+  netStopLandings(this);  // nothing more may be written into a user's buffer
   return res == ncclSuccess ? ncclRemoteError : res;
 }
 
@@ -219,6 +222,13 @@ ncclResult_t recvConnect(const ConnSetup&, const ConnBlob&, ConnEnd* end) {
                   r->peerRank, r->peerHost.c_str());
     if (!r->recvComm) return ncclInProgress;
     ACCL_CHECK(registerMemory(r, r->recvComm));
+    // Zero-copy receives (net_landing.h): the table the Prims ask for landings in.
+    r->landMinBytes = netLandMinBytes(r);
+    if (r->landMinBytes > 0) {
+      r->landings = std::make_unique<FifoLanding[]>(kFifoSteps);
+      end->landings = r->landings.get();
+      end->landMinBytes = r->landMinBytes;
+    }
     joinProxy(r, end);
   }
   return ncclSuccess;

@@ -31,6 +31,10 @@ struct HostConnEnd {
   size_t userSendMin = 0;
   // With userSendMin: only from inside a buffer registered with ncclCommRegister (IB, plugins).
   bool userSendRegisteredOnly = false;
+  // Receiver over the network: where Simple steps of at least landMin bytes may be asked to land
+  // in the user's buffer (ConnEnd::landings; null: never).
+  FifoLanding* landings = nullptr;
+  size_t landMin = 0;
 };
 
 inline std::atomic_ref<uint64_t> fifoCounter(FifoCounter* c) { return std::atomic_ref<uint64_t>(c->value); }

@@ -61,8 +61,13 @@ class HostCollExec {
                      collApiName(w_.func, "collective"), channel_, isSend ? "send" : "receive", peer);
       return false;
     }
-    ends[(*n)++] = HostConnEnd{&conn->view, peer, conn->peerPid, isSend ? conn->userSendMinBytes : 0,
-                               isSend && conn->userSendRegisteredOnly};
+    ends[(*n)++] = HostConnEnd{&conn->view,
+                               peer,
+                               conn->peerPid,
+                               isSend ? conn->userSendMinBytes : 0,
+                               isSend && conn->userSendRegisteredOnly,
+                               isSend ? nullptr : conn->landings,
+                               isSend ? 0 : conn->landMinBytes};
     return true;
   }
 

@@ -4,6 +4,7 @@
 
 #include <cstring>
 
+#include "backend/host/landings.h"
 #include "device/common/chunk_loop.h"
 #include "device/common/reduce_buffers.h"
 #include "device/common/dtypes.h"
@@ -87,11 +88,20 @@ void HostPrims::step(unsigned what, size_t in, size_t out, size_t n) {
     if (status_ != ncclSuccess) return;
   }
   const char* received[kMaxTreeChildren] = {};
+  bool landed = false;
   if (what & kRecv) {
+    // A step that only stores what it receives may have it land in the output (landings.h).
+    const bool land = simple_ && args_.nRecv == 1 && (what & kOut) && !(what & (kIn | kPost)) &&
+                      mayLand(args_.recv[0], bytes);
+    if (land) publishLanding(args_.recv[0], outPtr(out), bytes);
     for (int i = 0; i < args_.nRecv; ++i) {
       received[i] = waitRecv(i, bytes);
-      if (status_ != ncclSuccess) return;
+      if (status_ != ncclSuccess) {
+        if (land) withdrawLanding(args_.recv[0], args_.what);
+        return;
+      }
     }
+    landed = land && stepLanded(args_.recv[0]);
   }
 
   // Where the value of this step is computed: the output, else (Simple) straight into the first
@@ -120,10 +130,10 @@ void HostPrims::step(unsigned what, size_t in, size_t out, size_t n) {
                    : reduceBuffers(dst, dst, received[i], n, args_.type, args_.op, last);
     }
   } else if (what & kRecv) {
-    if ((what & kOut) || firstSlot)
-      std::memcpy(dst, received[0], bytes);
-    else
+    if (!(what & kOut) && !firstSlot)
       value = received[0];  // forwarded as is (LL)
+    else if (!landed)
+      std::memcpy(dst, received[0], bytes);  // landed: already in the output (dst)
   } else if ((what & kIn) && !inputAsIs) {
     res = args_.inputIsContribution ? applyPreOp(dst, inPtr(in), n, args_.type, args_.op)
                                     : (std::memmove(dst, inPtr(in), bytes), ncclSuccess);

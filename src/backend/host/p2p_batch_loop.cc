@@ -14,6 +14,7 @@
 #include "device/common/chunk_loop.h"
 #include "device/common/dtypes.h"
 #include "backend/host/fifo_end.h"
+#include "backend/host/landings.h"
 #include "backend/host/user_sends.h"
 #include "util/check.h"
 #include "util/time.h"
@@ -36,9 +37,14 @@ struct Transfer {
   // A step was published without its barrier (publishTailUnfenced / releaseHeadUnfenced): the
   // other end's sleepers are still to be checked (flushWakes).
   bool wakePending = false;
+  // Receiver: step + 1 of the step it asked to land in the user's buffer (landings.h); 0: none.
+  uint64_t landing = 0;
 };
 
-HostConnEnd endOf(const Transfer& t) { return HostConnEnd{&t.conn->view, t.work->peer, t.conn->peerPid}; }
+HostConnEnd endOf(const Transfer& t) {
+  return HostConnEnd{&t.conn->view, t.work->peer, t.conn->peerPid, 0, false,
+                     t.work->isSend ? nullptr : t.conn->landings, t.work->isSend ? 0 : t.conn->landMinBytes};
+}
 
 // After an unfenced publish of `counter`: a sleeper that registered well before (a network proxy
 // idle since the last call) is woken now, without the barrier; the fenced check (flushWakes)
@@ -73,7 +79,18 @@ bool tryStep(Transfer& t) {
       wakeSettledSleeper(t, f.tail);
     }
   } else {
-    if (!recvStepUnfenced(f, n * elem, static_cast<char*>(w.recvbuff) + off, ll)) return false;
+    char* to = static_cast<char*>(w.recvbuff) + off;
+    const HostConnEnd end = endOf(t);
+    // A large Simple chunk may land straight in the user's buffer: asked for once, before it is
+    // there (landings.h); the proxy takes the landing if it has not posted the chunk's receive yet.
+    if (!ll && t.landing != f.step + 1 && mayLand(end, n * elem)) {
+      publishLanding(end, to, n * elem);
+      t.landing = f.step + 1;
+    }
+    if (t.landing == f.step + 1 && simpleDataReady(f) && stepLanded(end))
+      releaseHeadUnfenced(f);  // the bytes are in place
+    else if (!recvStepUnfenced(f, n * elem, to, ll))
+      return false;
     wakeSettledSleeper(t, f.head);
   }
   t.done += n;
@@ -153,16 +170,21 @@ ncclResult_t hostRunP2pBatch(const HostP2pContext& ctx, int channel, const std::
                                 works[i].chanCount * elem, &transfers[i].userReg);
     }
   }
-  // On a failure the proxy must stop reading the user's buffers of the sends not finished.
+  // On a failure the proxy must stop reading the user's buffers of the sends not finished, and
+  // stop writing the landing a receive still waits for.
   struct AbandonOnFailure {
     TransferList& transfers;
+    const HostP2pContext& ctx;
     bool armed = true;
     ~AbandonOnFailure() {
       if (!armed) return;
-      for (Transfer& t : transfers)
+      for (Transfer& t : transfers) {
         if (!t.finished && t.userSendsHead > 0) abandonUserSends(t.conn->view, t.userSendsHead - 1);
+        if (!t.finished && t.landing != 0 && t.landing == t.conn->view.step + 1)
+          withdrawLanding(endOf(t), callName(ctx, t));
+      }
     }
-  } guard{transfers};
+  } guard{transfers, ctx};
   const WaitPolicy& policy = *ctx.wait;
   int idle = 0;
   int sleeps = 0;

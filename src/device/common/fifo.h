@@ -43,7 +43,9 @@ struct alignas(64) FifoCounter {
   uint32_t sleepers;  // waiters sleeping on value
   uint32_t closed;    // nonzero: one end has closed the connection
   // Tail only: what the sender put in each slot (fifoStepInfo), written before it publishes tail,
-  // for a transport whose proxy forwards the step (the network). Unused on head.
+  // for a transport whose proxy forwards the step (the network); on a network receiver's tail the
+  // proxy writes it, with kFifoStepLanded for a step received into the user's buffer. Unused on
+  // head.
   uint32_t stepInfo[kFifoSteps];
 };
 static_assert(sizeof(FifoCounter) == 64, "FifoCounter: one cache line");
@@ -78,6 +80,25 @@ struct UserBufferReg {
 struct FifoUserSend {
   const void* data;
   UserBufferReg reg;
+};
+// Host network only (transports/net): the receiving proxy received this Simple step straight into
+// the user's memory its receiver named in a FifoLanding, not into the slot; it sets the bit in the
+// stepInfo of the receiver's tail counter before it publishes tail (only an end with
+// ConnEnd::landings; elsewhere that stepInfo is the sender's and never has it).
+constexpr uint32_t kFifoStepLanded = 1u << 28;
+// Host network only: where a receiver that only stores step `step`'s bytes (no reduction) wants
+// them, published in the end's landing table (ConnEnd::landings, one per slot) before it waits for
+// the step. `state` moves: 0 -> step + 1 (the receiver publishes) -> | kLandingClaimed (the proxy
+// posted the receive there) -> 0 (the bytes are in, or the proxy stopped the device writing).
+// A receiver that gives up on the step first takes back an unclaimed landing (step + 1 -> 0) or
+// marks a claimed one | kLandingWithdrawn and waits for 0: the proxy then fails the connection
+// and closes its device receive, so nothing is written there after the receiver returns.
+struct FifoLanding {
+  static constexpr uint64_t kLandingClaimed = 1ull << 62;
+  static constexpr uint64_t kLandingWithdrawn = 1ull << 63;
+  uint64_t state;
+  void* data;
+  uint64_t bytes;
 };
 ACCL_HOST_DEVICE inline uint32_t fifoStepInfo(size_t slotBytes, bool ll) {
   return static_cast<uint32_t>(slotBytes) | (ll ? kFifoStepLL : 0u);
