@@ -101,11 +101,14 @@ struct ConnEnd {
   // With userSendMinBytes: the device sends only from memory registered with it (IB verbs,
   // plugins), so only a step inside a buffer registered with ncclCommRegister goes that way.
   bool userSendRegisteredOnly = false;
-  // A receiver end whose proxy can receive straight into this process's memory (Socket on the
-  // host backend): kFifoSteps landings (device/common/fifo.h FifoLanding) where the Prims may ask
+  // A receiver end whose proxy can receive straight into this process's memory (the network on
+  // the host backend): kFifoSteps landings (device/common/fifo.h FifoLanding) where the Prims may ask
   // for a Simple step of at least landMinBytes to land in the user's buffer. Null: never.
   FifoLanding* landings = nullptr;
   size_t landMinBytes = 0;
+  // With landings: the device writes only registered memory (IB verbs, plugins), so only a step
+  // inside a buffer registered with ncclCommRegister may land.
+  bool landRegisteredOnly = false;
   // With a profiler plugin: the operations the backend ran on this end, for a proxy's ProxyOp /
   // ProxyStep events (profiler/proxy_op_marks.h). Untouched without one.
   prof::ProxyOpMarks profOps;

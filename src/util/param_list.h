@@ -125,12 +125,13 @@ ACCL_PARAM(ACCL_NET_TEST_ORDER, Str, "auto",
 ACCL_PARAM(ACCL_NET_ZERO_COPY_MIN, Int, "65536",
            "Host backend over the network: Simple steps of at least this many bytes go from the user's buffer "
            "straight to the network, not through a staging copy (IB verbs and plugins: only from buffers "
-           "registered with ncclCommRegister); over Socket, receives of such steps land straight in the user's "
-           "buffer when the schedule only stores them (ACCL_NET_ZERO_COPY_RECV); 0: never.")
+           "registered with ncclCommRegister); receives of such steps land straight in the user's buffer when the "
+           "schedule only stores them (ACCL_NET_ZERO_COPY_RECV; IB and plugins: registered buffers); 0: never.")
 ACCL_PARAM(ACCL_NET_ZERO_COPY_RECV, Int, "1",
-           "Host backend over Socket: 1 lets a Simple step of at least ACCL_NET_ZERO_COPY_MIN bytes that the receiver "
-           "only stores (no reduction) be received straight into the user's buffer when the receiver is already "
-           "waiting for it; 0: every receive goes through the FIFO.")
+           "Host backend over the network: 1 lets a Simple step of at least ACCL_NET_ZERO_COPY_MIN bytes that the "
+           "receiver only stores (no reduction) be received straight into the user's buffer when the receiver is "
+           "already waiting for it (IB verbs and plugins: only inside ncclCommRegister'd buffers); 0: every receive "
+           "goes through the FIFO.")
 ACCL_PARAM(ACCL_SOCKET_HANDSHAKE_MS, Int, "5000",
            "Socket network: a connection to a listening port that has not sent its hello (magic, connection id) "
            "within this many milliseconds is rejected with a WARN naming its address.")

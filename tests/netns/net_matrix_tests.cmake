@@ -68,8 +68,10 @@ if(TARGET accl_strict_v6_net)
   accl_net_matrix_test(NetMatrix.StrictV6.AnyTestOrder acclStrictV6 2 1 -t 60 -F -g "acclStrictV6: test on .* request"
                        -- ${_strict} ACCL_NET_TEST_ORDER=any $<TARGET_FILE:net_matrix_rank> matrix allreduce)
   # Zero copy through the v6 plugin: regMr of the user's registered buffers (host memory) while
-  # the comm's other requests are in flight, and its in-order completion, hold.
+  # the comm's other requests are in flight, and its in-order completion, hold; receives land in
+  # registered buffers too.
   accl_net_matrix_test(NetZeroCopy.StrictV6.H2P1 acclStrictV6 2 1 -g "straight from the user's buffer" -m 2
+                       -g "landed straight in the user's buffer"
                        -g "released the registration of user buffer .* at ncclCommDeregister" -m 12
                        -- ${_strict} NCCL_DEBUG=INFO NCCL_DEBUG_SUBSYS=INIT,NET NCCL_BUFFSIZE=65536
                        ACCL_NET_ZERO_COPY_MIN=4096 $<TARGET_FILE:net_matrix_rank> zerocopy)
@@ -117,6 +119,7 @@ foreach(shape 2x1 2x2)
   # those registrations is released at ncclCommDeregister (3 rounds x 2 buffers, per sending end).
   if(TARGET accl-verbs-emu)
     accl_net_matrix_test(NetZeroCopy.IB.H${h}P${p} IB ${h} ${p} -g "straight from the user's buffer" -m 4
+                         -g "landed straight in the user's buffer"
                          -g "released the registration of user buffer .* at ncclCommDeregister" -m 24
                          -- env ${ACCL_NM_ENV_IB} NCCL_DEBUG=INFO NCCL_DEBUG_SUBSYS=INIT,NET NCCL_BUFFSIZE=65536
                          ACCL_NET_ZERO_COPY_MIN=4096 $<TARGET_FILE:net_matrix_rank> zerocopy)

@@ -44,7 +44,9 @@ struct LandingEnds {
   }
   bool claim(uint64_t s, size_t bytes) {
     void* data = nullptr;
-    const bool ok = netClaimLanding(&proxy, s, bytes, &data);
+    NetMemHandle* mh = nullptr;
+    bool ok = false;
+    EXPECT_EQ(netClaimLanding(&proxy, s, bytes, &ok, &data, &mh), ncclSuccess);
     EXPECT_TRUE(!ok || data == out.data());
     return ok;
   }
@@ -66,7 +68,7 @@ TEST(NetLanding, ProxyTakesALandingOnlyForItsStepAndSize) {
   EXPECT_FALSE(mayLand(e.end, kMin - 1));
   EXPECT_TRUE(mayLand(e.end, kMin));
   EXPECT_FALSE(e.claim(11, 8192));  // nothing published yet
-  publishLanding(e.end, e.out.data(), 8192);
+  publishLanding(e.end, e.out.data(), 8192, UserBufferReg{});
   EXPECT_EQ(e.state(11), 12u);
   EXPECT_FALSE(e.claim(3, 8192));   // the slot's step before (11 - kFifoSteps)
   EXPECT_FALSE(e.claim(19, 8192));  // and after
@@ -86,9 +88,21 @@ TEST(NetLanding, ProxyTakesALandingOnlyForItsStepAndSize) {
   EXPECT_TRUE(stepLanded(e.end));
 }
 
+TEST(NetLanding, ADeviceThatNeedsRegisteredMemoryTakesOnlyRegisteredLandings) {
+  LandingEnds e(4);
+  e.proxy.landRegisteredOnly = true;
+  publishLanding(e.end, e.out.data(), 8192, UserBufferReg{});  // not in a registered buffer
+  EXPECT_FALSE(e.claim(4, 8192));
+  UserBufferReg other{e.out.data() + 4096, 8192, 7};  // registered, but not all of the step
+  publishLanding(e.end, e.out.data(), 8192, other);
+  EXPECT_FALSE(e.claim(4, 8192));
+  EXPECT_EQ(e.state(4), 5u);  // still the receiver's: it finds its bytes in the slot
+  EXPECT_EQ(e.proxy.claimedLandings, 0);
+}
+
 TEST(NetLanding, AWithdrawnLandingIsNeverClaimed) {
   LandingEnds e(5);
-  publishLanding(e.end, e.out.data(), 8192);
+  publishLanding(e.end, e.out.data(), 8192, UserBufferReg{});
   withdrawLanding(e.end, "test");  // unclaimed: back at once
   EXPECT_EQ(e.state(5), 0u);
   EXPECT_FALSE(e.claim(5, 8192));
@@ -97,7 +111,7 @@ TEST(NetLanding, AWithdrawnLandingIsNeverClaimed) {
 
 TEST(NetLanding, WithdrawingAClaimedLandingWaitsUntilTheProxyStopsTheDevice) {
   LandingEnds e(9);
-  publishLanding(e.end, e.out.data(), 8192);
+  publishLanding(e.end, e.out.data(), 8192, UserBufferReg{});
   ASSERT_TRUE(e.claim(9, 8192));
   std::atomic<bool> returned{false};
   std::thread receiver([&] {
@@ -118,7 +132,7 @@ TEST(NetLanding, WithdrawingAClaimedLandingWaitsUntilTheProxyStopsTheDevice) {
 
 TEST(NetLanding, AReceiveThatCompletesDuringTheWithdrawalEndsIt) {
   LandingEnds e(2);
-  publishLanding(e.end, e.out.data(), 65536);
+  publishLanding(e.end, e.out.data(), 65536, UserBufferReg{});
   ASSERT_TRUE(e.claim(2, 65536));
   std::thread receiver([&] { withdrawLanding(e.end, "test"); });
   EXPECT_TRUE(eventually([&] { return netLandingWithdrawn(&e.proxy); }));
@@ -127,7 +141,7 @@ TEST(NetLanding, AReceiveThatCompletesDuringTheWithdrawalEndsIt) {
   EXPECT_EQ(e.state(2), 0u);
   // Complete before the withdrawal: nothing to wait for.
   e.view.step = 3;
-  publishLanding(e.end, e.out.data(), 65536);
+  publishLanding(e.end, e.out.data(), 65536, UserBufferReg{});
   ASSERT_TRUE(e.claim(3, 65536));
   netLandingDone(&e.proxy, 3, 65536);
   withdrawLanding(e.end, "test");
@@ -137,7 +151,7 @@ TEST(NetLanding, AReceiveThatCompletesDuringTheWithdrawalEndsIt) {
 
 TEST(NetLanding, AClaimTheDeviceDidNotTakeGoesBack) {
   LandingEnds e(7);
-  publishLanding(e.end, e.out.data(), 8192);
+  publishLanding(e.end, e.out.data(), 8192, UserBufferReg{});
   ASSERT_TRUE(e.claim(7, 8192));
   netUnclaimLanding(&e.proxy, 7);  // the device took no receive: the receiver's again
   EXPECT_EQ(e.state(7), 8u);

@@ -97,8 +97,8 @@ struct NetConnResources : TransportResources {
   uint64_t userSteps = 0;
   uint64_t userBytes = 0;
   // A device that sends only from registered memory (IB verbs, plugins): the user buffers
-  // (ncclCommRegister'd, by registration id) this end registered with it, each kept until
-  // ncclCommDeregister or the end goes (net_user_send.h).
+  // (ncclCommRegister'd, by registration id) this end registered with it for zero-copy sends or
+  // (receiver) landings, each kept until ncclCommDeregister or the end goes (net_user_send.h).
   bool userSendRegisteredOnly = false;
   struct UserMr {
     uint64_t id;
@@ -112,6 +112,7 @@ struct NetConnResources : TransportResources {
   // landed.
   std::unique_ptr<FifoLanding[]> landings;
   size_t landMinBytes = 0;
+  bool landRegisteredOnly = false;  // only inside ncclCommRegister'd buffers (IB verbs, plugins)
   int claimedLandings = 0;
   uint64_t landedSteps = 0;
   uint64_t landedBytes = 0;

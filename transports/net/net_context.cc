@@ -31,7 +31,7 @@ void NetContext::drainAndStopProxy() {
 void NetContext::bufferDeregistered(uint64_t id) {
   proxy_.forEachEnd([id](ConnEnd* end) {
     auto* r = static_cast<NetConnResources*>(end->resources.get());
-    if (r && r->side == ConnSide::kSend && !r->userMrs.empty()) netReleaseUserMrs(r, id, "at ncclCommDeregister");
+    if (r && !r->userMrs.empty()) netReleaseUserMrs(r, id, "at ncclCommDeregister");
   });
 }
 

@@ -6,6 +6,8 @@
 #include "device/common/fifo.h"
 #include "transports/net/net_conn.h"
 #include "transports/net/net_context.h"
+#include "transports/net/net_user_send.h"
+#include "util/check.h"
 #include "util/log.h"
 #include "util/params.h"
 
@@ -17,23 +19,34 @@ std::atomic_ref<uint64_t> landingState(FifoLanding& l) { return std::atomic_ref<
 }  // namespace
 
 size_t netLandMinBytes(const NetConnResources* r) {
-  if (r->side != ConnSide::kRecv || r->pinned || !r->ctx->properties().sendsUnregistered) return 0;
+  const NetProperties& props = r->ctx->properties();
+  if (r->side != ConnSide::kRecv || r->pinned || !(props.sendsUnregistered || (props.ptrSupport & kNetPtrHost)))
+    return 0;
   if (paramInt("ACCL_NET_ZERO_COPY_RECV") == 0) return 0;
   const int64_t min = paramInt("ACCL_NET_ZERO_COPY_MIN");
   return min > 0 ? static_cast<size_t>(min) : 0;
 }
 
-bool netClaimLanding(NetConnResources* r, uint64_t s, size_t bytes, void** data) {
-  if (!r->landings || bytes < r->landMinBytes) return false;
+ncclResult_t netClaimLanding(NetConnResources* r, uint64_t s, size_t bytes, bool* claimed, void** data,
+                             NetMemHandle** mh) {
+  *claimed = false;
+  if (!r->landings || bytes < r->landMinBytes) return ncclSuccess;
   FifoLanding& l = r->landings[s % kFifoSteps];
   uint64_t expected = s + 1;
-  if (landingState(l).load(std::memory_order_acquire) != expected || l.bytes != bytes) return false;
+  if (landingState(l).load(std::memory_order_acquire) != expected || l.bytes != bytes) return ncclSuccess;
+  NetMemHandle* handle = r->mhandle;
+  if (r->landRegisteredOnly) {
+    if (!l.reg.covers(l.data, bytes)) return ncclSuccess;  // not a registered buffer: the slot
+    ACCL_CHECK(netUserBufferHandle(r, l.reg, &handle));
+  }
   if (!landingState(l).compare_exchange_strong(expected, expected | FifoLanding::kLandingClaimed,
                                                std::memory_order_acq_rel))
-    return false;  // the receiver took it back
+    return ncclSuccess;  // the receiver took it back
   *data = l.data;
+  *mh = handle;
+  *claimed = true;
   r->claimedLandings++;
-  return true;
+  return ncclSuccess;
 }
 
 void netUnclaimLanding(NetConnResources* r, uint64_t s) {
@@ -65,7 +78,9 @@ bool netLandingWithdrawn(const NetConnResources* r) {
 
 void netStopLandings(NetConnResources* r) {
   if (!r->landings || r->claimedLandings == 0) return;
-  // The device may be writing into a user buffer: close its receive side first.
+  // The device may be writing into a user buffer: take its registrations back (IB: the peer's
+  // RDMA writes then fail), then close its receive side.
+  netReleaseUserMrs(r, 0, "as the connection fails");
   if (r->recvComm) {
     if (r->mhandle) r->net->deregMr(r->recvComm, r->mhandle);
     r->mhandle = nullptr;

@@ -1,7 +1,9 @@
 // Zero-copy receives of the network proxy: the proxy's half of landings (device/common/fifo.h
 // FifoLanding; the receiver's half is backend/host/landings.h). A receiver end whose device writes
-// any host memory without a registration (Socket: NetProperties::sendsUnregistered) and whose FIFO
-// is plain host memory gets a landing table. When the proxy is about to post the receive of a
+// any host memory without a registration (Socket: NetProperties::sendsUnregistered), or any
+// registered host memory (IB verbs, plugins with NCCL_PTR_HOST: then only inside buffers
+// registered with ncclCommRegister, the registration cached as for zero-copy sends), and whose
+// FIFO is plain host memory gets a landing table. When the proxy is about to post the receive of a
 // Simple step of at least ACCL_NET_ZERO_COPY_MIN bytes and the receiver has already asked for
 // that step to land in its buffer, the proxy claims the landing and posts the receive there
 // instead of into the slot; when the step completes it marks it kFifoStepLanded and releases the
@@ -9,23 +11,30 @@
 // its slot as before. A receiver that gives up on a claimed step (abort, timeout) withdraws it:
 // the proxy then fails the connection and closes its device receive before it releases the
 // landing, so nothing is written into that buffer once the receiver has returned; a connection
-// that fails for any other reason does the same. IB verbs and plugins (registered memory only)
-// receive into the FIFO. ACCL_NET_ZERO_COPY_RECV=0 turns landings off.
+// that fails for any other reason does the same (over IB, deregistering the buffer first also
+// stops the peer's RDMA writes into it). ACCL_NET_ZERO_COPY_RECV=0 turns landings off.
 #pragma once
 
 #include <cstddef>
 #include <cstdint>
 
+#include "nccl.h"
+
 namespace accl {
 
 struct NetConnResources;
+class NetMemHandle;
 
 // The smallest step the receiver end `r` lets land in a user buffer; 0: none (no landing table).
 size_t netLandMinBytes(const NetConnResources* r);
 
-// Where the Simple step `s` of `bytes` is received: true and *data = the receiver's buffer when
-// it asked for that step to land there (the landing is claimed now), else false.
-bool netClaimLanding(NetConnResources* r, uint64_t s, size_t bytes, void** data);
+// Where the Simple step `s` of `bytes` is received: *claimed, *data = the receiver's buffer and
+// *mh = the handle to receive with when it asked for that step to land there (the landing is
+// claimed now; over a device that needs registered memory the buffer's registration is made on
+// its first landing), else *claimed = false. An error: the registration failed (the connection
+// has failed).
+ncclResult_t netClaimLanding(NetConnResources* r, uint64_t s, size_t bytes, bool* claimed, void** data,
+                             NetMemHandle** mh);
 
 // The device took no receive for a claimed step: gives the landing back to the receiver.
 void netUnclaimLanding(NetConnResources* r, uint64_t s);

@@ -61,12 +61,14 @@ ncclResult_t postPayload(NetConnResources* r, uint64_t s, bool* posted) {
   void* profHandle = r->prof ? netProfileStepBegin(r, s, bytes) : nullptr;
   void* data = ll ? static_cast<void*>(r->bounceSlot(s)) : static_cast<void*>(r->simpleSlot(s));
   size_t size = capacity;
+  NetMemHandle* mh = r->mhandle;
   // Straight into the user's buffer when the receiver already asked for this step there.
-  const bool landed = !ll && netClaimLanding(r, s, bytes, &data);
+  bool landed = false;
+  if (!ll) ACCL_CHECK(netClaimLanding(r, s, bytes, &landed, &data, &mh));
   if (landed) size = bytes;
   int tag = kNetDataTag;
   NetRequest* req = nullptr;
-  ncclResult_t res = r->net->irecvProfiled(r->recvComm, 1, &data, &size, &tag, &r->mhandle,
+  ncclResult_t res = r->net->irecvProfiled(r->recvComm, 1, &data, &size, &tag, &mh,
                                            profHandle ? &profHandle : nullptr, &req);
   if (landed && (res != ncclSuccess || !req)) netUnclaimLanding(r, s);
   if (res != ncclSuccess) return r->failWith(res, "posting a step's receive");

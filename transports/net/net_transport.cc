@@ -34,7 +34,7 @@ NetConnResources::~NetConnResources() {
   netLogUserSends(this);
   netLogLandings(this);
   if (net) {
-    if (sendComm) netReleaseUserMrs(this, 0, "as the connection closes");
+    netReleaseUserMrs(this, 0, "as the connection closes");
     if (mhandle) net->deregMr(sendComm ? static_cast<void*>(sendComm) : static_cast<void*>(recvComm), mhandle);
     if (sendComm) net->closeSend(sendComm);
     if (recvComm) net->closeRecv(recvComm);
@@ -228,6 +228,7 @@ ncclResult_t recvConnect(const ConnSetup&, const ConnBlob&, ConnEnd* end) {
       r->landings = std::make_unique<FifoLanding[]>(kFifoSteps);
       end->landings = r->landings.get();
       end->landMinBytes = r->landMinBytes;
+      r->landRegisteredOnly = end->landRegisteredOnly = !r->ctx->properties().sendsUnregistered;
     }
     joinProxy(r, end);
   }

@@ -25,37 +25,45 @@ bool netUserSendRegisteredOnly(const NetConnResources* r) { return !r->ctx->prop
 
 namespace {
 
-// The device's handle for the registered buffer `reg` on this end: the cached one, else a new
-// registration of the whole buffer.
-ncclResult_t userBufferHandle(NetConnResources* r, const UserBufferReg& reg, NetMemHandle** mh) {
+// The end's device comm, which user buffers are registered with.
+void* deviceComm(const NetConnResources* r) {
+  return r->sendComm ? static_cast<void*>(r->sendComm) : static_cast<void*>(r->recvComm);
+}
+
+const char* toOrFrom(const NetConnResources* r) { return r->side == ConnSide::kSend ? "to" : "from"; }
+
+}  // namespace
+
+ncclResult_t netUserBufferHandle(NetConnResources* r, const UserBufferReg& reg, NetMemHandle** mh) {
   for (const NetConnResources::UserMr& m : r->userMrs)
     if (m.id == reg.id) {
       *mh = m.mhandle;
       return ncclSuccess;
     }
+  const bool send = r->side == ConnSide::kSend;
   NetMemHandle* handle = nullptr;
-  ncclResult_t res = r->net->regMr(r->sendComm, const_cast<void*>(reg.base), reg.bytes, kNetPtrHost, &handle);
+  ncclResult_t res = r->net->regMr(deviceComm(r), const_cast<void*>(reg.base), reg.bytes, kNetPtrHost, &handle);
   if (res != ncclSuccess) {
     char what[160];
-    snprintf(what, sizeof(what), "registering the user buffer %p (%zu bytes) with %s for a zero-copy send", reg.base,
-             reg.bytes, r->net->name());
+    snprintf(what, sizeof(what), "registering the user buffer %p (%zu bytes) with %s for a zero-copy %s", reg.base,
+             reg.bytes, r->net->name(), send ? "send" : "receive");
     return r->failWith(res, what);
   }
   r->userMrs.push_back(NetConnResources::UserMr{reg.id, reg.base, reg.bytes, handle});
-  ACCL_INFO(ACCL_LOG_NET, "NET/proxy: rank %d: channel %d to rank %d: registered user buffer %p (%zu bytes) with %s "
-            "for zero-copy sends", r->rank, r->channel, r->peerRank, reg.base, reg.bytes, r->net->name());
+  ACCL_INFO(ACCL_LOG_NET, "NET/proxy: rank %d: channel %d %s rank %d: registered user buffer %p (%zu bytes) with %s "
+            "for zero-copy %s", r->rank, r->channel, toOrFrom(r), r->peerRank, reg.base, reg.bytes, r->net->name(),
+            send ? "sends" : "receives");
   *mh = handle;
   return ncclSuccess;
 }
 
-}  // namespace
-
 void netReleaseUserMrs(NetConnResources* r, uint64_t id, const char* when) {
+  void* comm = deviceComm(r);
   std::erase_if(r->userMrs, [&](const NetConnResources::UserMr& m) {
     if (id != 0 && m.id != id) return false;
-    ncclResult_t res = r->net->deregMr(r->sendComm, m.mhandle);
-    ACCL_INFO(ACCL_LOG_NET, "NET/proxy: rank %d: channel %d to rank %d: released the registration of user buffer %p "
-              "(%zu bytes) %s%s", r->rank, r->channel, r->peerRank, m.base, m.bytes, when,
+    ncclResult_t res = comm ? r->net->deregMr(comm, m.mhandle) : ncclSuccess;  // no comm: gone with it
+    ACCL_INFO(ACCL_LOG_NET, "NET/proxy: rank %d: channel %d %s rank %d: released the registration of user buffer %p "
+              "(%zu bytes) %s%s", r->rank, r->channel, toOrFrom(r), r->peerRank, m.base, m.bytes, when,
               res == ncclSuccess ? "" : " (the device reported an error)");
     return true;
   });
@@ -81,7 +89,7 @@ ncclResult_t netStepSource(NetConnResources* r, uint64_t s, uint32_t info, const
   if (!r->userSendRegisteredOnly) return ncclSuccess;
   if (!desc.reg.covers(desc.data, bytes))
     return r->failWith(ncclInternalError, "a user-buffer step outside any registered buffer was published");
-  return userBufferHandle(r, desc.reg, mh);
+  return netUserBufferHandle(r, desc.reg, mh);
 }
 
 void netCountUserSend(NetConnResources* r, uint64_t s, uint32_t info) {

@@ -22,6 +22,7 @@
 namespace accl {
 
 struct NetConnResources;
+struct UserBufferReg;
 class NetMemHandle;
 
 // The smallest step the sender end `r` takes as a user pointer; 0: none (the FIFO as before).
@@ -36,6 +37,10 @@ bool netUserSendRegisteredOnly(const NetConnResources* r);
 // registered now if this is its first step). An error (the connection failed) for a user pointer
 // the end never allowed, or one outside any registered buffer where that is needed.
 ncclResult_t netStepSource(NetConnResources* r, uint64_t s, uint32_t info, const void** src, NetMemHandle** mh);
+
+// The device's handle on this end (either side) for the registered buffer `reg`: the cached one,
+// else a new registration of the whole buffer (logged, INFO NET); an error fails the connection.
+ncclResult_t netUserBufferHandle(NetConnResources* r, const UserBufferReg& reg, NetMemHandle** mh);
 
 // Releases the device registrations of user buffers the end made: registration `id`, or all of
 // them (id 0). Logged (INFO NET) per buffer, with `when` (e.g. "at ncclCommDeregister").

@@ -35,6 +35,8 @@ struct HostConnEnd {
   // in the user's buffer (ConnEnd::landings; null: never).
   FifoLanding* landings = nullptr;
   size_t landMin = 0;
+  // With landings: only inside a buffer registered with ncclCommRegister (IB, plugins).
+  bool landRegisteredOnly = false;
 };
 
 inline std::atomic_ref<uint64_t> fifoCounter(FifoCounter* c) { return std::atomic_ref<uint64_t>(c->value); }

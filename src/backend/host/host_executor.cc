@@ -67,7 +67,8 @@ class HostCollExec {
                                isSend ? conn->userSendMinBytes : 0,
                                isSend && conn->userSendRegisteredOnly,
                                isSend ? nullptr : conn->landings,
-                               isSend ? 0 : conn->landMinBytes};
+                               isSend ? 0 : conn->landMinBytes,
+                               !isSend && conn->landRegisteredOnly};
     return true;
   }
 

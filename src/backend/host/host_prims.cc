@@ -65,13 +65,22 @@ const char* HostPrims::userSendSource(unsigned what, size_t in, size_t out, size
     return nullptr;  // a value computed into the slot (recvReduceSend) or scaled on the way
   // A device that sends only from registered memory: the step must lie in a registered buffer,
   // usually the one the previous step lay in (the registry's lookup takes a process-wide lock).
-  if (UserSends::needRegistration(args_.send, args_.nSend)) {
-    if (!lastReg_.covers(src, bytes) &&
-        !(args_.registrations && args_.registrations->registeredBuffer(src, bytes, &lastReg_)))
-      return nullptr;
-    *reg = lastReg_;
-  }
+  if (UserSends::needRegistration(args_.send, args_.nSend) && !registeredRange(src, bytes, reg)) return nullptr;
   return src;
+}
+
+bool HostPrims::registeredRange(const char* p, size_t n, UserBufferReg* reg) {
+  if (!lastReg_.covers(p, n) && !(args_.registrations && args_.registrations->registeredBuffer(p, n, &lastReg_)))
+    return false;
+  *reg = lastReg_;
+  return true;
+}
+
+bool HostPrims::landsInOutput(unsigned what, size_t out, size_t bytes, UserBufferReg* reg) {
+  *reg = UserBufferReg{};
+  if (!simple_ || args_.nRecv != 1 || !(what & kOut) || (what & (kIn | kPost)) || !mayLand(args_.recv[0], bytes))
+    return false;
+  return !args_.recv[0].landRegisteredOnly || registeredRange(outPtr(out), bytes, reg);
 }
 
 void HostPrims::step(unsigned what, size_t in, size_t out, size_t n) {
@@ -91,9 +100,9 @@ void HostPrims::step(unsigned what, size_t in, size_t out, size_t n) {
   bool landed = false;
   if (what & kRecv) {
     // A step that only stores what it receives may have it land in the output (landings.h).
-    const bool land = simple_ && args_.nRecv == 1 && (what & kOut) && !(what & (kIn | kPost)) &&
-                      mayLand(args_.recv[0], bytes);
-    if (land) publishLanding(args_.recv[0], outPtr(out), bytes);
+    UserBufferReg landReg;
+    const bool land = landsInOutput(what, out, bytes, &landReg);
+    if (land) publishLanding(args_.recv[0], outPtr(out), bytes, landReg);
     for (int i = 0; i < args_.nRecv; ++i) {
       received[i] = waitRecv(i, bytes);
       if (status_ != ncclSuccess) {

@@ -89,13 +89,20 @@ class HostPrims {
   // to every send peer; null: through the FIFO slots. *reg: the registered buffer it lies in
   // (looked up only when a send end needs one; id 0 otherwise).
   const char* userSendSource(unsigned what, size_t in, size_t out, size_t bytes, UserBufferReg* reg);
+  // Whether [p, p + n) lies in a buffer registered with ncclCommRegister; *reg names it. The
+  // buffer found last is tried first (the registry's lookup takes a process-wide lock).
+  bool registeredRange(const char* p, size_t n, UserBufferReg* reg);
+  // Whether this `what` step of `bytes` asks its one receive to land in the output (landings.h):
+  // it only stores what it receives, and the end takes such a step (*reg: the registered buffer
+  // the output lies in, for an end that needs one).
+  bool landsInOutput(unsigned what, size_t out, size_t bytes, UserBufferReg* reg);
 
   HostPrimsArgs args_;
   bool simple_;  // Simple (or LL128), else LL
   size_t elemSize_;
   ncclResult_t status_ = ncclSuccess;
   std::vector<char> scratch_[kMaxTreeChildren + 1];
-  UserBufferReg lastReg_;  // the registered buffer the last zero-copy step lay in (id 0: none yet)
+  UserBufferReg lastReg_;  // the registered buffer the last zero-copy step or landing lay in (id 0: none yet)
 };
 
 }  // namespace accl

@@ -19,10 +19,11 @@ constexpr auto kWithdrawBound = std::chrono::seconds(10);
 
 }  // namespace
 
-void publishLanding(const HostConnEnd& c, char* out, size_t bytes) {
+void publishLanding(const HostConnEnd& c, char* out, size_t bytes, const UserBufferReg& reg) {
   FifoLanding& l = c.landings[c.fifo->step % kFifoSteps];
   l.data = out;
   l.bytes = bytes;
+  l.reg = reg;
   landingState(l).store(c.fifo->step + 1, std::memory_order_release);
 }
 

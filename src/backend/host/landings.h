@@ -15,8 +15,9 @@ namespace accl {
 // Whether the current step (`bytes` of Simple) of receiver end `c` may ask to land.
 inline bool mayLand(const HostConnEnd& c, size_t bytes) { return c.landings && bytes > 0 && bytes >= c.landMin; }
 
-// Asks that the current step's bytes land at `out` (before waiting for the step).
-void publishLanding(const HostConnEnd& c, char* out, size_t bytes);
+// Asks that the current step's bytes land at `out` (before waiting for the step); `reg`: the
+// registered buffer `out` lies in, for an end that lands only there (id 0 otherwise).
+void publishLanding(const HostConnEnd& c, char* out, size_t bytes, const UserBufferReg& reg);
 
 // After the current step's data is visible: whether it landed where publishLanding asked.
 bool stepLanded(const HostConnEnd& c);

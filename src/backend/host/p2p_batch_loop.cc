@@ -31,8 +31,8 @@ struct Transfer {
   // A send whose chunks went as user pointers (backend/host/user_sends.h) finishes once head
   // reaches this (the network has sent them all); until then the proxy reads the user's buffer.
   uint64_t userSendsHead = 0;
-  // Over a device that sends only from registered memory: the registered buffer holding this
-  // transfer's whole send range (id 0: none, every chunk goes through the FIFO).
+  // Over a device that sends (receiver: lands) only in registered memory: the registered buffer
+  // holding this transfer's whole range (id 0: none, every chunk goes through the FIFO).
   UserBufferReg userReg;
   // A step was published without its barrier (publishTailUnfenced / releaseHeadUnfenced): the
   // other end's sleepers are still to be checked (flushWakes).
@@ -42,8 +42,13 @@ struct Transfer {
 };
 
 HostConnEnd endOf(const Transfer& t) {
-  return HostConnEnd{&t.conn->view, t.work->peer, t.conn->peerPid, 0, false,
-                     t.work->isSend ? nullptr : t.conn->landings, t.work->isSend ? 0 : t.conn->landMinBytes};
+  HostConnEnd e{&t.conn->view, t.work->peer, t.conn->peerPid};
+  if (!t.work->isSend) {
+    e.landings = t.conn->landings;
+    e.landMin = t.conn->landMinBytes;
+    e.landRegisteredOnly = t.conn->landRegisteredOnly;
+  }
+  return e;
 }
 
 // After an unfenced publish of `counter`: a sleeper that registered well before (a network proxy
@@ -83,14 +88,20 @@ bool tryStep(Transfer& t) {
     const HostConnEnd end = endOf(t);
     // A large Simple chunk may land straight in the user's buffer: asked for once, before it is
     // there (landings.h); the proxy takes the landing if it has not posted the chunk's receive yet.
-    if (!ll && t.landing != f.step + 1 && mayLand(end, n * elem)) {
-      publishLanding(end, to, n * elem);
+    const bool landable = mayLand(end, n * elem) && (!end.landRegisteredOnly || t.userReg.id != 0);
+    if (!ll && t.landing != f.step + 1 && landable) {
+      publishLanding(end, to, n * elem, t.userReg);
       t.landing = f.step + 1;
     }
-    if (t.landing == f.step + 1 && simpleDataReady(f) && stepLanded(end))
-      releaseHeadUnfenced(f);  // the bytes are in place
-    else if (!recvStepUnfenced(f, n * elem, to, ll))
+    if (t.landing == f.step + 1) {
+      // One readiness check decides: data published after it may have landed, so a second
+      // check must not send this step to the slot copy.
+      if (!simpleDataReady(f)) return false;
+      if (!stepLanded(end)) std::memcpy(to, f.simpleSlot(f.step), n * elem);  // the proxy was ahead
+      releaseHeadUnfenced(f);
+    } else if (!recvStepUnfenced(f, n * elem, to, ll)) {
       return false;
+    }
     wakeSettledSleeper(t, f.head);
   }
   t.done += n;
@@ -164,11 +175,13 @@ ncclResult_t hostRunP2pBatch(const HostP2pContext& ctx, int channel, const std::
     if (!transfers[i].conn)
       return fail(ncclInternalError, "p2p: no connection to rank %d on channel %d", works[i].peer, channel);
     const Connection& c = *transfers[i].conn;
-    if (works[i].isSend && c.userSendMinBytes > 0 && c.userSendRegisteredOnly) {
-      const size_t elem = dtypeSize(works[i].type);
+    const size_t elem = dtypeSize(works[i].type);
+    if (works[i].isSend && c.userSendMinBytes > 0 && c.userSendRegisteredOnly)
       ctx.view.registeredBuffer(static_cast<const char*>(works[i].sendbuff) + works[i].chanOffset * elem,
                                 works[i].chanCount * elem, &transfers[i].userReg);
-    }
+    if (!works[i].isSend && c.landings && c.landRegisteredOnly)
+      ctx.view.registeredBuffer(static_cast<const char*>(works[i].recvbuff) + works[i].chanOffset * elem,
+                                works[i].chanCount * elem, &transfers[i].userReg);
   }
   // On a failure the proxy must stop reading the user's buffers of the sends not finished, and
   // stop writing the landing a receive still waits for.

@@ -93,12 +93,16 @@ constexpr uint32_t kFifoStepLanded = 1u << 28;
 // A receiver that gives up on the step first takes back an unclaimed landing (step + 1 -> 0) or
 // marks a claimed one | kLandingWithdrawn and waits for 0: the proxy then fails the connection
 // and closes its device receive, so nothing is written there after the receiver returns.
+// A device that writes only registered memory (IB verbs, plugins) gets landings only inside a
+// buffer registered with ncclCommRegister, which `reg` names; the proxy registers that whole buffer
+// with the device on its first landing and keeps it, as for zero-copy sends.
 struct FifoLanding {
   static constexpr uint64_t kLandingClaimed = 1ull << 62;
   static constexpr uint64_t kLandingWithdrawn = 1ull << 63;
   uint64_t state;
   void* data;
   uint64_t bytes;
+  UserBufferReg reg;
 };
 ACCL_HOST_DEVICE inline uint32_t fifoStepInfo(size_t slotBytes, bool ll) {
   return static_cast<uint32_t>(slotBytes) | (ll ? kFifoStepLL : 0u);
