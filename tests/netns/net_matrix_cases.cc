@@ -149,22 +149,17 @@ int runMatrixMode(const MhRank& me, const std::string& which) {
   const auto t0 = std::chrono::steady_clock::now();
   PrintingContext pc(me);
   RankContext& ctx = pc.ctx();
-  ncclUniqueId id;
-  if (!sharedUniqueId(me, &id)) return 1;
-  ncclComm_t world = nullptr;
-  ncclResult_t res = ncclCommInitRank(&world, me.nranks, id, me.rank);
-  if (res != ncclSuccess) {
-    ctx.fail("ncclCommInitRank returned %d (%s): %s", res, ncclGetErrorString(res), ncclGetLastError(nullptr));
-    return 1;
-  }
+  ncclComm_t world = initJobComm(me, ctx);
+  if (!world) return 1;
+  ncclResult_t res = ncclSuccess;
   int configsRun = 0, casesRun = 0;
   bool stop = false;
   for (int ci = 0; ci < (int)(sizeof(kConfigs) / sizeof(kConfigs[0])) && !stop; ++ci) {
     const MatrixConfig& c = kConfigs[ci];
     if (allReduceOnly && c.large && std::strcmp(c.proto, "LL") == 0) continue;  // one multi-chunk config is enough
     applyConfig(c);
-    const std::string launch = std::string(c.name) + " " + std::to_string(me.nranks) + " ranks / " +
-                               std::to_string(me.nhosts) + " hosts NCCL_ALGO=" + c.algo + " NCCL_PROTO=" + c.proto;
+    const std::string launch =
+        std::string(c.name) + " " + jobShape(me) + " NCCL_ALGO=" + c.algo + " NCCL_PROTO=" + c.proto;
     ncclComm_t comm = nullptr;
     res = ncclCommSplit(world, 0, me.rank, &comm, nullptr);
     if (res != ncclSuccess || comm == nullptr) {

@@ -128,6 +128,25 @@ bool sharedUniqueId(const MhRank& me, ncclUniqueId* id) {
   return false;
 }
 
+ncclComm_t initJobComm(const MhRank& me, RankContext& ctx) {
+  ncclUniqueId id;
+  if (!sharedUniqueId(me, &id)) {
+    ctx.fail("no shared unique id");
+    return nullptr;
+  }
+  ncclComm_t comm = nullptr;
+  ncclResult_t res = ncclCommInitRank(&comm, me.nranks, id, me.rank);
+  if (res != ncclSuccess) {
+    ctx.fail("ncclCommInitRank returned %d (%s): %s", res, ncclGetErrorString(res), ncclGetLastError(nullptr));
+    return nullptr;
+  }
+  return comm;
+}
+
+std::string jobShape(const MhRank& me) {
+  return std::to_string(me.nranks) + " ranks / " + std::to_string(me.nhosts) + " hosts";
+}
+
 }  // namespace accl::test
 
 int main(int argc, char** argv) {

@@ -49,6 +49,13 @@ class PrintingContext {
 // rank 0. False with a message when neither works.
 bool sharedUniqueId(const MhRank& me, ncclUniqueId* id);
 
+// Every rank's ncclCommInitRank on the shared unique id: the communicator, or null with the
+// failure recorded in `ctx`.
+ncclComm_t initJobComm(const MhRank& me, RankContext& ctx);
+
+// "4 ranks / 2 hosts", for the launch names of a mode's cases.
+std::string jobShape(const MhRank& me);
+
 // Milliseconds since the epoch (CLOCK_REALTIME: the same clock in every namespace of the host).
 double wallMs();
 double envDouble(const char* name, double fallback);

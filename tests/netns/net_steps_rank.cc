@@ -84,15 +84,9 @@ int runStepsMode(const MhRank& me) {
   RankContext& ctx = pc.ctx();
   setenv("NCCL_PROTO", "Simple", 1);
   setenv("NCCL_MAX_NCHANNELS", "2", 1);
-  ncclUniqueId id;
-  if (!sharedUniqueId(me, &id)) return 1;
-  ncclComm_t comm = nullptr;
-  ncclResult_t res = ncclCommInitRank(&comm, me.nranks, id, me.rank);
-  if (res != ncclSuccess) {
-    ctx.fail("ncclCommInitRank returned %d (%s): %s", res, ncclGetErrorString(res), ncclGetLastError(nullptr));
-    return 1;
-  }
-  const std::string tag = std::to_string(me.nranks) + " ranks / " + std::to_string(me.nhosts) + " hosts";
+  ncclComm_t comm = initJobComm(me, ctx);
+  if (!comm) return 1;
+  const std::string tag = jobShape(me);
   bool ok = true;
   int cases = 0;
   for (int channels : {1, 2})
@@ -112,7 +106,7 @@ int runStepsMode(const MhRank& me) {
       cases += runner.casesRun();
     }
   if (ok) ok = runP2pRing(ctx, comm, 1500007);  // 6 MB: whole slots
-  res = ok ? ncclCommDestroy(comm) : ncclCommAbort(comm);
+  const ncclResult_t res = ok ? ncclCommDestroy(comm) : ncclCommAbort(comm);
   ctx.check(res == ncclSuccess, "closing the communicator returned %d: %s", res, ncclGetLastError(nullptr));
   const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   ctx.note("steps: %d collective cases + a send/recv ring, %s, %.2f s", cases, pc.failed() ? "FAILED" : "all passed",

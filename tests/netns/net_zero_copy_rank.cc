@@ -231,15 +231,9 @@ int runZeroCopyMode(const MhRank& me) {
   setenv("NCCL_PROTO", "Simple", 1);
   setenv("NCCL_MIN_NCHANNELS", "2", 1);
   setenv("NCCL_MAX_NCHANNELS", "2", 1);
-  ncclUniqueId id;
-  if (!sharedUniqueId(me, &id)) return 1;
-  ncclComm_t comm = nullptr;
-  ncclResult_t res = ncclCommInitRank(&comm, me.nranks, id, me.rank);
-  if (res != ncclSuccess) {
-    ctx.fail("ncclCommInitRank returned %d (%s): %s", res, ncclGetErrorString(res), ncclGetLastError(nullptr));
-    return 1;
-  }
-  const std::string tag = std::to_string(me.nranks) + " ranks / " + std::to_string(me.nhosts) + " hosts";
+  ncclComm_t comm = initJobComm(me, ctx);
+  if (!comm) return 1;
+  const std::string tag = jobShape(me);
   bool ok = true;
   int cases = 0;
   for (const char* algo : {"Ring", "Tree"}) {
@@ -259,7 +253,7 @@ int runZeroCopyMode(const MhRank& me) {
     if (!(ok = runRegistered(ctx, comm, &config))) break;
   }
   if (ok) ok = runP2pRing(ctx, comm);
-  res = ok ? ncclCommDestroy(comm) : ncclCommAbort(comm);
+  const ncclResult_t res = ok ? ncclCommDestroy(comm) : ncclCommAbort(comm);
   ctx.check(res == ncclSuccess, "closing the communicator returned %d: %s", res, ncclGetLastError(nullptr));
   const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   ctx.note("zerocopy: %d collective cases + buffers remade between calls, %s, %.2f s", cases,
