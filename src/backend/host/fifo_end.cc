@@ -3,9 +3,23 @@
 
 #include <cstring>
 
+#include "core/engine/connections.h"
 #include "device/common/chunk_loop.h"
 
 namespace accl {
+
+HostConnEnd hostConnEnd(Connection& conn, bool isSend) {
+  HostConnEnd e{&conn.view, conn.peer, conn.peerPid};
+  if (isSend) {
+    e.userSendMin = conn.userSendMinBytes;
+    e.userSendRegisteredOnly = conn.userSendRegisteredOnly;
+  } else {
+    e.landings = conn.landings;
+    e.landMin = conn.landMinBytes;
+    e.landRegisteredOnly = conn.landRegisteredOnly;
+  }
+  return e;
+}
 
 ncclResult_t waitSendSlot(const HostConnEnd& c, const WaitPolicy& policy, const char* what) {
   FifoView& f = *c.fifo;

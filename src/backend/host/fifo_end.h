@@ -21,6 +21,8 @@
 
 namespace accl {
 
+struct Connection;
+
 // One end of a connection as the host uses it.
 struct HostConnEnd {
   FifoView* fifo;  // persistent view (its `step` is this end's counter)
@@ -38,6 +40,10 @@ struct HostConnEnd {
   // With landings: only inside a buffer registered with ncclCommRegister (IB, plugins).
   bool landRegisteredOnly = false;
 };
+
+// The host's view of `conn`, a connection this rank sends on (isSend) or receives on, with the
+// zero-copy fields of that side (the other side's stay off).
+HostConnEnd hostConnEnd(Connection& conn, bool isSend);
 
 inline std::atomic_ref<uint64_t> fifoCounter(FifoCounter* c) { return std::atomic_ref<uint64_t>(c->value); }
 

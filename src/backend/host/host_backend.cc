@@ -56,9 +56,9 @@ ncclResult_t HostBackend::start() {
   if (f.rank == 0)
     ACCL_INFO(ACCL_LOG_INIT, "host backend: Simple FIFO of %zu KiB per connection (%d steps of %zu KiB%s)",
               slot * kFifoSteps >> 10, kFifoSteps, slot >> 10,
-              paramInt("NCCL_BUFFSIZE") > 0 ? ", NCCL_BUFFSIZE"
-              : f.nNodes > 1                ? ", the communicator spans hosts"
-                                            : "");
+              !fitSteps_     ? ", NCCL_BUFFSIZE"
+              : f.nNodes > 1 ? ", the communicator spans hosts"
+                             : "");
   return ncclSuccess;
 }
 

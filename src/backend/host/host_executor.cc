@@ -61,14 +61,7 @@ class HostCollExec {
                      collApiName(w_.func, "collective"), channel_, isSend ? "send" : "receive", peer);
       return false;
     }
-    ends[(*n)++] = HostConnEnd{&conn->view,
-                               peer,
-                               conn->peerPid,
-                               isSend ? conn->userSendMinBytes : 0,
-                               isSend && conn->userSendRegisteredOnly,
-                               isSend ? nullptr : conn->landings,
-                               isSend ? 0 : conn->landMinBytes,
-                               !isSend && conn->landRegisteredOnly};
+    ends[(*n)++] = hostConnEnd(*conn, isSend);
     return true;
   }
 

@@ -41,15 +41,7 @@ struct Transfer {
   uint64_t landing = 0;
 };
 
-HostConnEnd endOf(const Transfer& t) {
-  HostConnEnd e{&t.conn->view, t.work->peer, t.conn->peerPid};
-  if (!t.work->isSend) {
-    e.landings = t.conn->landings;
-    e.landMin = t.conn->landMinBytes;
-    e.landRegisteredOnly = t.conn->landRegisteredOnly;
-  }
-  return e;
-}
+HostConnEnd endOf(const Transfer& t) { return hostConnEnd(*t.conn, t.work->isSend); }
 
 // After an unfenced publish of `counter`: a sleeper that registered well before (a network proxy
 // idle since the last call) is woken now, without the barrier; the fenced check (flushWakes)
@@ -193,7 +185,7 @@ ncclResult_t hostRunP2pBatch(const HostP2pContext& ctx, int channel, const std::
       if (!armed) return;
       for (Transfer& t : transfers) {
         if (!t.finished && t.userSendsHead > 0) abandonUserSends(t.conn->view, t.userSendsHead - 1);
-        if (!t.finished && t.landing != 0 && t.landing == t.conn->view.step + 1)
+        if (!t.finished && t.landing == t.conn->view.step + 1)
           withdrawLanding(endOf(t), callName(ctx, t));
       }
     }

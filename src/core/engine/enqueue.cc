@@ -156,22 +156,22 @@ ncclResult_t planColl(ncclComm* comm, Task& t, const LaunchEvents& events, Plan*
   CommEngine& e = *comm->engine;
   const CollCall& c = t.coll;
   const size_t elem = dtypeSize(c.type);
+  const size_t bytes = collBytes(comm, c);
   // A per-call selection was resolved when the call was queued; the others go through the
   // engine's choice cache.
   TunerChoice choice;
   if (t.cfg.restrictsAlgo)
     choice = t.cfg.choice;
   else
-    ACCL_CHECK(e.choose(c.func, collBytes(comm, c), &choice));
+    ACCL_CHECK(e.choose(c.func, bytes, &choice));
   const bool oneShot = choice.algo == kAlgoOneShot;
   // The one-round all-reduce exchanges whole vectors: always one channel.
   const int nCh = oneShot ? 1 : boundChannels(choice.nChannels, t.cfg, e.nChannels);
   const uint64_t seq = noteCollPlanned(comm, c, choice, nCh, t.cfg.given, t.cfg.restrictsAlgo, t.cfg.profilerTag);
   if (events.prof)
-    t.taskEvent = profStartColl(events, t.apiEvent, c, static_cast<uint32_t>(c.op), choice, nCh, seq,
-                                collBytes(comm, c), t.cfg.profilerTag);
-  const size_t chunk =
-      e.backend->chunkElems(static_cast<ProtoId>(choice.proto), elem, collBytes(comm, c) / nCh / comm->nranks);
+    t.taskEvent = profStartColl(events, t.apiEvent, c, static_cast<uint32_t>(c.op), choice, nCh, seq, bytes,
+                                t.cfg.profilerTag);
+  const size_t chunk = e.backend->chunkElems(static_cast<ProtoId>(choice.proto), elem, bytes / nCh / comm->nranks);
   for (int ch = 0; ch < nCh; ++ch) {
     PlanItem item;
     item.coll = collWorkFor(c, t.op, choice, ch, nCh, chunk);

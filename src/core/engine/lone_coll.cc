@@ -37,8 +37,9 @@ bool runLoneColl(ncclComm* comm, const CollCall& c, const DevRedOp& op, ncclResu
   // From here to the end no suspend can release the connections or the scratch.
   GateScope gate(e.gate, c.name);
   if (gate.result() != ncclSuccess) return false;
+  const size_t bytes = collBytes(comm, c);
   TunerChoice choice;
-  if (e.choose(c.func, collBytes(comm, c), &choice) != ncclSuccess) return false;
+  if (e.choose(c.func, bytes, &choice) != ncclSuccess) return false;
   const bool oneShot = choice.algo == kAlgoOneShot;
   const int nCh = oneShot ? 1 : boundChannels(choice.nChannels, CollCallConfig{}, e.nChannels);
   if (nCh != 1 || !connectedFor(e, choice)) return false;
@@ -52,7 +53,7 @@ bool runLoneColl(ncclComm* comm, const CollCall& c, const DevRedOp& op, ncclResu
   if (*res != ncclSuccess) return true;
   noteCollPlanned(comm, c, choice, 1, /*configGiven=*/false, /*perCallAlgo=*/false, /*profilerTag=*/0);
   const size_t chunk =
-      e.backend->chunkElems(static_cast<ProtoId>(choice.proto), dtypeSize(c.type), collBytes(comm, c) / comm->nranks);
+      e.backend->chunkElems(static_cast<ProtoId>(choice.proto), dtypeSize(c.type), bytes / comm->nranks);
   const CollWork w = collWorkFor(c, op, choice, 0, 1, chunk);
   *res = settleLaunch(comm, c.name, e.backend->runLoneColl(w, oneShot));
   return true;
